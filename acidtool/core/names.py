@@ -1,0 +1,258 @@
+"""Names of ACID directories and of the files inside them, parsed as Hive parses them.
+
+Directory names (spec §2): ``base_W[_vT]``, ``delta_MIN_MAX[_STMT][_vT]``,
+``delete_delta_MIN_MAX[_STMT][_vT]``. Numbers go through Java's Long.parseLong / Integer.parseInt
+(any width, leading zeros, a sign), and a malformed name is an error, never skipped: Hive's
+getAcidState fails the whole read on it. The ``_vT`` visibility suffix exists only in Hive 4; Hive 2.3
+and 3 fail on it.
+
+Parsed values are frozen and keep their raw spelling; ``str()`` gives Hive's canonical spelling
+(``%07d`` ids, ``%04d`` statement ids).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .errors import InvalidNameError
+from .javanum import JavaNumberFormatError, java_string_key, parse_int, parse_long
+from .versions import normalize_hive_version
+
+BASE_PREFIX = "base_"
+DELTA_PREFIX = "delta_"
+DELETE_DELTA_PREFIX = "delete_delta_"
+BUCKET_PREFIX = "bucket_"
+FLUSH_LENGTH_SUFFIX = "_flush_length"
+ACID_VERSION_FILE = "_orc_acid_version"
+METADATA_FILE = "_metadata_acid"
+VISIBILITY_INFIX = "_v"
+NO_STATEMENT = -1
+
+# Hive's original-file (pre-ACID / LOAD DATA) naming: "000000_0" and "000000_0_copy_1".
+_ORIGINAL = re.compile(r"([0-9]+)_[0-9]+")
+_ORIGINAL_COPY = re.compile(r"([0-9]+)_[0-9]+_copy_([0-9]+)")
+# Hive 4 AcidUtils.parseBucketId: the whole name, with an optional direct-insert attempt suffix.
+_BUCKET_V4 = re.compile(r"bucket_([0-9]+)(_[0-9]+)?")
+
+
+def is_hidden(name: str) -> bool:
+    """Hive's hiddenFileFilter: names starting with '_' or '.' are never data."""
+    return name.startswith(("_", "."))
+
+
+def _number(parse, text: str, name: str) -> int:
+    try:
+        return parse(text)
+    except JavaNumberFormatError as exc:
+        raise InvalidNameError(
+            f"invalid name {name!r}: {exc}",
+            hive_exception="java.lang.NumberFormatException",
+            path=name,
+        ) from None
+
+
+def _visibility(name: str, version: str) -> tuple[str, int]:
+    """Hive 4 cuts the name at the first '_v' and parses what follows as the visibility txn id."""
+    if version != "4":
+        return name, 0
+    idx = name.find(VISIBILITY_INFIX)
+    if idx < 0:
+        return name, 0
+    return name[:idx], _number(parse_long, name[idx + len(VISIBILITY_INFIX):], name)
+
+
+def _canonical_suffix(visibility_txn_id: int) -> str:
+    # _v0000000 means "no suffix" and writers omit it.
+    return f"_v{visibility_txn_id:07d}" if visibility_txn_id else ""
+
+
+@dataclass(frozen=True)
+class Base:
+    """``base_W[_vT]``: a complete snapshot as of write id W."""
+
+    write_id: int
+    visibility_txn_id: int = 0
+    raw: str | None = field(default=None, compare=False)
+
+    kind = "base"
+
+    @property
+    def name(self) -> str:
+        return self.raw if self.raw is not None else str(self)
+
+    @property
+    def min_write_id(self) -> int:
+        return self.write_id
+
+    @property
+    def max_write_id(self) -> int:
+        return self.write_id
+
+    statement_id = NO_STATEMENT
+
+    def __str__(self) -> str:
+        return f"{BASE_PREFIX}{self.write_id:07d}{_canonical_suffix(self.visibility_txn_id)}"
+
+    @classmethod
+    def parse(cls, name: str, hive_version: str = "4") -> Base:
+        if not name.startswith(BASE_PREFIX):
+            raise InvalidNameError(f"not a base directory name: {name!r}",
+                                   hive_exception="java.lang.IllegalArgumentException", path=name)
+        version = normalize_hive_version(hive_version)
+        head, visibility = _visibility(name, version)
+        return cls(_number(parse_long, head[len(BASE_PREFIX):], name), visibility, name)
+
+
+@dataclass(frozen=True)
+class Delta:
+    """``delta_MIN_MAX[_STMT][_vT]`` or, with ``delete=True``, ``delete_delta_...``."""
+
+    min_write_id: int
+    max_write_id: int
+    statement_id: int = NO_STATEMENT
+    visibility_txn_id: int = 0
+    delete: bool = False
+    raw: str | None = field(default=None, compare=False)
+
+    @property
+    def kind(self) -> str:
+        return "delete_delta" if self.delete else "delta"
+
+    @property
+    def name(self) -> str:
+        return self.raw if self.raw is not None else str(self)
+
+    def __str__(self) -> str:
+        prefix = DELETE_DELTA_PREFIX if self.delete else DELTA_PREFIX
+        stmt = f"_{self.statement_id:04d}" if self.statement_id != NO_STATEMENT else ""
+        return (f"{prefix}{self.min_write_id:07d}_{self.max_write_id:07d}{stmt}"
+                f"{_canonical_suffix(self.visibility_txn_id)}")
+
+    def sort_key(self) -> tuple:
+        """Hive's ParsedDelta.compareTo: min ascending, max DESCENDING (a wider, compacted delta
+        first), statement id ascending with "none" (-1) first, then the path, which puts
+        ``delete_delta_x_y`` before ``delta_x_y``."""
+        return (self.min_write_id, -self.max_write_id, self.statement_id, java_string_key(self.name))
+
+    @classmethod
+    def parse(cls, name: str, hive_version: str = "4") -> Delta:
+        if name.startswith(DELETE_DELTA_PREFIX):
+            prefix, delete = DELETE_DELTA_PREFIX, True
+        elif name.startswith(DELTA_PREFIX):
+            prefix, delete = DELTA_PREFIX, False
+        else:
+            raise InvalidNameError(f"not a delta directory name: {name!r}",
+                                   hive_exception="java.lang.IllegalArgumentException", path=name)
+        version = normalize_hive_version(hive_version)
+        head, visibility = _visibility(name, version)
+        rest = head[len(prefix):]
+        first = rest.find("_")
+        if first < 0:
+            # Hive does rest.substring(0, rest.indexOf('_')) without checking for -1.
+            raise InvalidNameError(
+                f"invalid ACID directory name {name!r}: no '_' between min and max write id",
+                hive_exception="java.lang.StringIndexOutOfBoundsException", path=name)
+        low = _number(parse_long, rest[:first], name)
+        second = rest.find("_", first + 1)
+        if second < 0:
+            high = _number(parse_long, rest[first + 1:], name)
+            stmt = NO_STATEMENT
+        else:
+            high = _number(parse_long, rest[first + 1:second], name)
+            stmt = _number(parse_int, rest[second + 1:], name)
+        return cls(low, high, stmt, visibility, delete, name)
+
+
+AcidDir = Base | Delta
+
+
+def parse_dir_name(name: str, hive_version: str = "4") -> AcidDir | None:
+    """Parse a directory name, or return None when it has no ACID prefix (an original directory).
+
+    Prefixes are case sensitive, as in Hive (``BASE_5`` is an ordinary directory)."""
+    if name.startswith(BASE_PREFIX):
+        return Base.parse(name, hive_version)
+    if name.startswith((DELTA_PREFIX, DELETE_DELTA_PREFIX)):
+        return Delta.parse(name, hive_version)
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# File names
+
+
+@dataclass(frozen=True)
+class FileName:
+    """What a file name says, independent of Hive version.
+
+    kind: ``bucket`` (bucket_N or bucket_N_ATTEMPT), ``flush_length`` (bucket_N_flush_length),
+    ``acid_version`` (_orc_acid_version), ``metadata`` (_metadata_acid), ``original``
+    (000000_0, 000000_0_copy_1), ``hidden`` (other names starting with _ or .), ``other``.
+    """
+
+    name: str
+    kind: str
+    bucket_id: int | None = None
+    attempt_id: int | None = None
+    copy: int | None = None
+
+    @classmethod
+    def parse(cls, name: str) -> FileName:
+        if name == ACID_VERSION_FILE:
+            return cls(name, "acid_version")
+        if name == METADATA_FILE:
+            return cls(name, "metadata")
+        if is_hidden(name):
+            return cls(name, "hidden")
+        if name.startswith(BUCKET_PREFIX) and name.endswith(FLUSH_LENGTH_SUFFIX):
+            digits = name[len(BUCKET_PREFIX):-len(FLUSH_LENGTH_SUFFIX)]
+            if digits.isascii() and digits.isdigit() and int(digits) <= 2**31 - 1:
+                return cls(name, "flush_length", int(digits))
+            return cls(name, "other")
+        m = _BUCKET_V4.fullmatch(name)
+        if m:
+            bucket = int(m.group(1))
+            if bucket > 2**31 - 1:
+                return cls(name, "other")
+            attempt = int(m.group(2)[1:]) if m.group(2) else None
+            return cls(name, "bucket", bucket, attempt)
+        m = _ORIGINAL_COPY.fullmatch(name)
+        if m:
+            return cls(name, "original", _int_or_none(m.group(1)), copy=int(m.group(2)))
+        m = _ORIGINAL.fullmatch(name)
+        if m:
+            return cls(name, "original", _int_or_none(m.group(1)))
+        return cls(name, "other")
+
+
+def _int_or_none(digits: str) -> int | None:
+    value = int(digits)
+    return value if value <= 2**31 - 1 else None
+
+
+def bucket_file_name(bucket_id: int, attempt_id: int | None = None) -> str:
+    """What writers call a bucket file: ``bucket_%05d`` (4.x direct insert adds ``_%d``)."""
+    return f"{BUCKET_PREFIX}{bucket_id:05d}" + (f"_{attempt_id}" if attempt_id is not None else "")
+
+
+def parse_bucket_id(name: str, hive_version: str = "4") -> tuple[int, int | None]:
+    """The bucket id Hive derives from a data file name, and the attempt id (Hive 4 only).
+
+    -1 means "no bucket id". Raises InvalidNameError where Hive's parser throws:
+    Hive 2.3 and 3 parse everything after ``bucket_`` as an int, so ``bucket_00001_1`` and
+    ``bucket_00001_flush_length`` fail there; Hive 4 matches ``bucket_N(_A)?`` and returns -1 for
+    other names. Hive 2.3 has no ``_copy_N`` pattern.
+    """
+    version = normalize_hive_version(hive_version)
+    if version == "4":
+        m = _BUCKET_V4.fullmatch(name)
+        if m:
+            attempt = _number(parse_int, m.group(2)[1:], name) if m.group(2) else None
+            return _number(parse_int, m.group(1), name), attempt
+    elif name.startswith(BUCKET_PREFIX):
+        return _number(parse_int, name[len(BUCKET_PREFIX):], name), None
+    pattern_ok = _ORIGINAL.fullmatch(name) or (version != "2" and _ORIGINAL_COPY.fullmatch(name))
+    if pattern_ok:
+        return _number(parse_int, name[: name.index("_")], name), None
+    return -1, None
