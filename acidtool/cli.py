@@ -1,0 +1,270 @@
+"""The ``acidtool`` command line. Parses options, calls the library, renders. Nothing else.
+
+Exit statuses: 0 ok; 1 Hive would fail / findings / bad files; 2 usage or unreadable path.
+Errors are one line on stderr; ``--traceback`` (anywhere on the line) shows the Python traceback.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import os
+import sys
+from typing import List, Optional
+
+import typer
+
+from . import __version__
+from .core.errors import AcidStateError
+from .errors import AcidToolError, UsageError
+
+app = typer.Typer(
+    name="acidtool",
+    help="Look inside Apache Hive ACID (transactional) table directories the way Hive does, "
+         "without a running Hive.\n\nExit status: 0 ok, 1 Hive would fail (or findings), "
+         "2 usage error or unreadable path.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+decode_app = typer.Typer(help="Decode the numbers Hive writes: bucket properties and snapshots.",
+                         no_args_is_help=True)
+app.add_typer(decode_app, name="decode")
+
+
+class Format(str, enum.Enum):
+    table = "table"
+    json = "json"
+
+
+class HiveVersion(str, enum.Enum):
+    v2 = "2"
+    v3 = "3"
+    v4 = "4"
+
+
+WRITE_IDS_HELP = ("Snapshot as a ValidWriteIdList, 'db.tbl:hwm:minOpen:open,ids:aborted,ids' "
+                  "(or the '$'-joined hive.txn.tables.valid.writeids form). Default: everything "
+                  "committed. Not used with --hive-version 2.")
+TXNS_HELP = ("ValidTxnList 'hwm:minOpenTxn:open:aborted' (Hive 4: decides which _v<txn> "
+             "directories are visible). With --hive-version 2 it is the snapshot itself, in 2.3's "
+             "'hwm:minOpenTxn[:exception]*' form. Default: everything committed.")
+VERSION_HELP = "Hive semantics to apply: 2 (2.3), 3 or 4."
+
+
+def _emit(text: str) -> None:
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def _json(doc) -> str:
+    return json.dumps(doc, indent=2, ensure_ascii=False)
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        _emit(f"acidtool {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", callback=_version_callback,
+                                       is_eager=True, help="Print the version and exit.")) -> None:
+    pass
+
+
+@app.command("ls")
+def ls_command(
+    path: str = typer.Argument(..., help="Table or partition directory: a local path, file://, "
+                               "hdfs://, or any fsspec URL (s3://, gs://, abfs://, memory://...)."),
+    write_ids: Optional[str] = typer.Option(None, "--write-ids", help=WRITE_IDS_HELP),
+    txns: Optional[str] = typer.Option(None, "--txns", help=TXNS_HELP),
+    hive_version: HiveVersion = typer.Option(HiveVersion.v4, "--hive-version", help=VERSION_HELP),
+    table: Optional[str] = typer.Option(None, "--table",
+                                        help="Which table of a multi-table --write-ids to use."),
+    fmt: Format = typer.Option(Format.table, "--format", help="table (for people) or json."),
+    files: bool = typer.Option(False, "--files", help="Also list the files inside each directory."),
+    ignore_empty_files: bool = typer.Option(
+        False, "--ignore-empty-files",
+        help="Skip zero-length original files, as Hive's ORC reader does (getAcidState's "
+             "ignoreEmptyFiles)."),
+) -> None:
+    """List a table directory and compute Hive's getAcidState selection for a snapshot.
+
+    Every child of each partition gets a status: selected (read), obsolete (superseded, the
+    cleaner deletes it), aborted, ignored (not visible in the snapshot, hidden), original
+    (pre-ACID data read with synthetic ROW__IDs) or foreign (not a name Hive writes).
+
+    Examples:
+
+      acidtool ls /warehouse/db.db/orders
+
+      acidtool ls s3://bucket/warehouse/orders --write-ids 'db.orders:12:9:9:' --format json
+
+      acidtool ls /warehouse/t --hive-version 2 --txns '150:121:99:121'
+
+    Exit status: 0 listed; 1 Hive would fail to read a partition (the report still prints);
+    2 bad option or unreadable path.
+    """
+    from .render import ls_json, ls_table
+    from .snapshot_options import make_snapshot
+    from .table import inspect_table
+
+    snapshot = make_snapshot(hive_version.value, write_ids, txns, table)
+    state = inspect_table(path, snapshot, ignore_empty_files=ignore_empty_files)
+    _emit(_json(ls_json(state, files)) if fmt is Format.json else ls_table(state, files))
+    for p in state.partitions:
+        if p.state.error is not None:
+            print(f"acidtool: {p.partition or p.location.url}: Hive would fail: "
+                  f"{p.state.error.message}", file=sys.stderr)
+    if state.failed:
+        raise typer.Exit(1)
+
+
+@decode_app.command("bucket")
+def decode_bucket(
+    values: List[str] = typer.Argument(..., help="Encoded bucket properties, e.g. 536936448 "
+                                       "or 0x20010000."),
+    fmt: Format = typer.Option(Format.table, "--format"),
+) -> None:
+    """Decode the bucket column of ACID rows (BucketCodec): codec version, bucket id, statement.
+
+    Example: acidtool decode bucket 536870912 536936451
+    """
+    from .core.bucket import BucketCodecError, decode
+
+    rows = []
+    for raw in values:
+        try:
+            value = int(raw, 0)
+        except ValueError:
+            raise UsageError(f"{raw!r} is not an integer") from None
+        if 2**31 <= value < 2**32:  # accept the unsigned hex spelling of negative ints
+            value -= 2**32
+        try:
+            d = decode(value)
+        except BucketCodecError as exc:
+            raise UsageError(str(exc)) from None
+        rows.append({"encoded": d.encoded, "hex": f"0x{d.encoded & 0xFFFFFFFF:08X}",
+                     "codec_version": d.codec_version, "bucket_id": d.bucket_id,
+                     "statement_id": d.statement_id})
+    if fmt is Format.json:
+        _emit(_json(rows if len(rows) > 1 else rows[0]))
+    else:
+        from tabulate import tabulate
+        _emit(tabulate([[r["encoded"], r["hex"], f"V{r['codec_version']}", r["bucket_id"],
+                         r["statement_id"]] for r in rows],
+                       headers=["encoded", "hex", "codec", "bucket id", "statement id"]))
+
+
+@decode_app.command("write-ids")
+def decode_write_ids(
+    text: str = typer.Argument(..., help="A ValidWriteIdList ('db.t:hwm:minOpen:open:aborted'), "
+                               "the '$'-joined multi-table form, or with --txns a ValidTxnList."),
+    txns: bool = typer.Option(False, "--txns", help="Read TEXT as a ValidTxnList instead."),
+    hive_version: HiveVersion = typer.Option(HiveVersion.v4, "--hive-version",
+                                             help="With --txns: 2 reads the 2.3 form."),
+    fmt: Format = typer.Option(Format.table, "--format"),
+) -> None:
+    """Say what a snapshot string means: high watermark, open and aborted ids, what is visible.
+
+    Examples:
+
+      acidtool decode write-ids 'db.t:100:4:4,7:5'
+
+      acidtool decode write-ids --txns '150:121:99:121' --hive-version 2
+    """
+    from .core.snapshot import (SnapshotParseError, ValidTxnList, ValidWriteIdList,
+                                parse_txn_write_ids)
+
+    try:
+        if txns:
+            lists = {"": ValidTxnList.parse_any(text) if hive_version is HiveVersion.v2
+                     else ValidTxnList.parse(text)}
+            txn_id = None
+        elif "$" in text:
+            txn_id, lists = parse_txn_write_ids(text)
+        else:
+            txn_id, lists = None, {"": ValidWriteIdList.parse(text)}
+    except SnapshotParseError as exc:
+        raise UsageError(str(exc)) from None
+    docs = []
+    for name, lst in lists.items():
+        doc = {
+            "table": getattr(lst, "table", None) if not txns else None,
+            "high_watermark": lst.high_watermark,
+            "min_open": lst.min_open_id,
+            "open": lst.open_ids,
+            "aborted": lst.aborted_ids,
+            "canonical": str(lst),
+        }
+        if getattr(lst, "legacy", False):
+            doc["exceptions"] = list(lst.exceptions)
+            doc["open"], doc["aborted"] = None, None
+        docs.append(doc)
+    if fmt is Format.json:
+        _emit(_json({"transaction": txn_id, "lists": docs} if txn_id is not None else docs[0]))
+        return
+    lines = [] if txn_id is None else [f"reader transaction: {txn_id}"]
+    for d in docs:
+        what = "transactions" if txns else "write ids"
+        if d["table"]:
+            lines.append(f"table {d['table']}:")
+        hwm = d["high_watermark"]
+        lines.append(f"  high watermark: {hwm}" + ("  (everything)" if hwm == 2**63 - 1 else
+                     f"  ({what} above {hwm} are invisible)"))
+        lines.append(f"  lowest open: {d['min_open'] if d['min_open'] is not None else 'none'}")
+        if d.get("exceptions") is not None:
+            lines.append(f"  open or aborted (2.3 does not tell them apart): "
+                         f"{', '.join(map(str, d['exceptions'])) or 'none'}")
+        else:
+            lines.append(f"  open:    {', '.join(map(str, d['open'])) or 'none'}")
+            lines.append(f"  aborted: {', '.join(map(str, d['aborted'])) or 'none'}")
+        lines.append(f"  compacted bases readable up to: "
+                     f"{min(hwm, (d['min_open'] or 2**63) - 1)}")
+        lines.append(f"  canonical: {d['canonical']}")
+    _emit("\n".join(lines))
+
+
+def _strip_flag(argv: list[str], flag: str) -> tuple[list[str], bool]:
+    if flag in argv:
+        return [a for a in argv if a != flag], True
+    return argv, False
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console entry point: the single error boundary of the tool. Typer handles its own usage
+    errors (exit 2); acidtool's typed errors become one line here."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    args, traceback = _strip_flag(args, "--traceback")
+    traceback = traceback or os.environ.get("ACIDTOOL_TRACEBACK") == "1"
+    try:
+        app(args=args, prog_name="acidtool")
+    except BrokenPipeError:
+        # Output went to a pipe that closed (e.g. `| head`): not an error.
+        _silence_stdout()
+        sys.exit(0)
+    except (AcidToolError, AcidStateError) as exc:
+        if traceback:
+            raise
+        print(f"acidtool: error: {exc}", file=sys.stderr)
+        sys.exit(getattr(exc, "exit_code", 1))
+    except Exception as exc:  # noqa: BLE001 - the one place that turns bugs into one line
+        if traceback:
+            raise
+        print(f"acidtool: internal error: {type(exc).__name__}: {exc} "
+              "(run again with --traceback and report it)", file=sys.stderr)
+        sys.exit(2)
+
+
+def _silence_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except OSError:
+        pass
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,150 @@
+"""Filesystem access: one small port over pyarrow.fs, for every URL acidtool accepts.
+
+* a local path or ``file://``        -> pyarrow.fs.LocalFileSystem
+* ``hdfs://``                        -> pyarrow.fs.HadoopFileSystem (needs libhdfs and a Hadoop classpath)
+* anything else fsspec knows         -> fsspec, wrapped in pyarrow.fs.PyFileSystem
+  (``s3://``, ``gs://``, ``abfs://``, ``memory://``...; the scheme's package is imported lazily)
+
+Failures are translated at this boundary into PathError / DependencyError / UsageError with one
+clear line each.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from dataclasses import dataclass
+from urllib.parse import urlparse
+
+import pyarrow.fs as pafs
+
+from .core.listing import PathInfo
+from .errors import DependencyError, PathError, UsageError
+
+HDFS_HINT = ("hdfs:// needs Hadoop's native client: install Hadoop, set HADOOP_HOME (or "
+             "ARROW_LIBHDFS_DIR to the directory holding libhdfs.so), JAVA_HOME, and "
+             "CLASSPATH=$(hadoop classpath --glob)")
+
+
+@dataclass(frozen=True)
+class Location:
+    """A directory or file on some filesystem: ``fs`` plus a path in that filesystem's terms."""
+
+    fs: pafs.FileSystem
+    path: str
+    url: str
+
+    def join(self, rel: str) -> str:
+        return posixpath.join(self.path, rel) if rel else self.path
+
+    def url_of(self, rel: str) -> str:
+        return self.url.rstrip("/") + "/" + rel if rel else self.url
+
+    def child(self, rel: str) -> Location:
+        return Location(self.fs, self.join(rel), self.url_of(rel))
+
+
+def resolve(url: str) -> Location:
+    """Turn what the user typed into a Location. Raises UsageError / DependencyError."""
+    if not url:
+        raise UsageError("empty path")
+    parsed = urlparse(url)
+    scheme = parsed.scheme.lower()
+    if scheme in ("", "file") or (len(scheme) == 1 and os.name == "nt"):
+        path = parsed.path if scheme == "file" else url
+        path = os.path.abspath(os.path.expanduser(path))
+        return Location(pafs.LocalFileSystem(), path.rstrip("/") or "/", url)
+    if scheme in ("hdfs", "viewfs"):
+        try:
+            fs, path = pafs.FileSystem.from_uri(url)
+        except (OSError, RuntimeError) as exc:
+            raise DependencyError(f"{HDFS_HINT} ({str(exc).splitlines()[0]})") from None
+        return Location(fs, path.rstrip("/") or "/", url)
+    return _fsspec_location(url, scheme)
+
+
+def _fsspec_location(url: str, scheme: str) -> Location:
+    try:
+        import fsspec
+        from fsspec.core import url_to_fs
+    except ImportError:  # pragma: no cover - fsspec is a hard dependency
+        raise DependencyError("fsspec is needed for URLs: pip install fsspec") from None
+    if scheme not in fsspec.available_protocols():
+        raise UsageError(f"unknown URL scheme {scheme!r} in {url!r}: use a local path, file://, "
+                         "hdfs:// or a scheme fsspec knows (s3, gs, abfs, memory, ...)")
+    try:
+        fs, path = url_to_fs(url)
+    except ImportError as exc:
+        raise DependencyError(f"{scheme}:// needs an extra package: {exc}") from None
+    except (ValueError, TypeError) as exc:
+        raise UsageError(f"cannot open {url!r}: {exc}") from None
+    handler = pafs.FSSpecHandler(fs)
+    return Location(pafs.PyFileSystem(handler), path.rstrip("/") or "/", url)
+
+
+def _translate(exc: OSError, url: str) -> PathError:
+    if isinstance(exc, FileNotFoundError):
+        return PathError(f"{url}: no such file or directory")
+    if isinstance(exc, PermissionError):
+        return PathError(f"{url}: permission denied")
+    if isinstance(exc, NotADirectoryError):
+        return PathError(f"{url}: not a directory")
+    return PathError(f"{url}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+
+
+def kind_of(loc: Location) -> str:
+    """'dir', 'file' or 'missing'."""
+    try:
+        info = loc.fs.get_file_info(loc.path)
+    except OSError as exc:
+        raise _translate(exc, loc.url) from None
+    if info.type == pafs.FileType.Directory:
+        return "dir"
+    if info.type == pafs.FileType.File:
+        return "file"
+    return "missing"
+
+
+def require_dir(loc: Location) -> None:
+    kind = kind_of(loc)
+    if kind == "missing":
+        raise PathError(f"{loc.url}: no such file or directory")
+    if kind == "file":
+        raise PathError(f"{loc.url}: is a file, not a table or partition directory")
+
+
+def list_tree(loc: Location) -> list[PathInfo]:
+    """Everything below ``loc`` in one recursive listing call, paths relative to it."""
+    selector = pafs.FileSelector(loc.path, recursive=True)
+    try:
+        infos = loc.fs.get_file_info(selector)
+    except OSError as exc:
+        raise _translate(exc, loc.url) from None
+    prefix = loc.path.rstrip("/") + "/"
+    cut = len(prefix)
+    directory = pafs.FileType.Directory
+    out = []
+    for info in infos:
+        path = info.path
+        rel = path[cut:] if path.startswith(prefix) else path.lstrip("/")
+        if info.type == directory:
+            out.append(PathInfo(rel, 0, True))
+        else:
+            out.append(PathInfo(rel, info.size or 0, False))
+    return out
+
+
+def read_bytes(loc: Location, rel: str = "", limit: int | None = None) -> bytes:
+    path = loc.join(rel)
+    try:
+        with loc.fs.open_input_stream(path) as f:
+            return f.read(limit) if limit is not None else f.read()
+    except OSError as exc:
+        raise _translate(exc, loc.url_of(rel)) from None
+
+
+def file_size(loc: Location, rel: str = "") -> int:
+    try:
+        return loc.fs.get_file_info(loc.join(rel)).size or 0
+    except OSError as exc:
+        raise _translate(exc, loc.url_of(rel)) from None

@@ -1,0 +1,152 @@
+"""Pure formatters: typed results in, text or JSON-ready dicts out. No IO here."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from tabulate import tabulate
+
+from .core.listing import PathInfo
+from .core.names import FileName, NO_STATEMENT
+from .core.select import STATUSES, AcidState, Entry
+from .table import PartitionState, TableState
+
+LS_SCHEMA_VERSION = 1
+
+
+def human_bytes(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if size < 1024 or unit == "TiB":
+            return f"{int(size)} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    raise AssertionError("unreachable")
+
+
+def error_json(state: AcidState) -> dict | None:
+    err = state.error
+    if err is None:
+        return None
+    return {"kind": err.kind, "message": err.message, "hive_exception": err.hive_exception,
+            "path": err.path}
+
+
+def _file_json(f: PathInfo) -> dict:
+    fn = FileName.parse(f.path.rsplit("/", 1)[-1])
+    return {"path": f.path, "size": f.size, "kind": fn.kind, "bucket_id": fn.bucket_id}
+
+
+def entry_json(e: Entry, with_files: bool) -> dict:
+    p = e.parsed
+    out = {
+        "name": e.name,
+        "kind": e.kind,
+        "status": e.status,
+        "reason": e.reason,
+        "write_id": p.write_id if p is not None and p.kind == "base" else None,
+        "min_write_id": p.min_write_id if p is not None else None,
+        "max_write_id": p.max_write_id if p is not None else None,
+        "statement_id": (p.statement_id if p is not None and p.statement_id != NO_STATEMENT
+                         else None),
+        "visibility_txn_id": p.visibility_txn_id if p is not None else None,
+        "is_dir": e.is_dir,
+        "foreign": e.foreign,
+        "files": e.file_count,
+        "bytes": e.size,
+    }
+    if with_files:
+        out["file_list"] = [_file_json(f) for f in e.files] if e.is_dir else []
+    return out
+
+
+def summary(state: AcidState) -> dict:
+    counts = Counter(e.status for e in state.entries)
+    return {
+        **{status: counts.get(status, 0) for status in STATUSES},
+        "files": sum(e.file_count for e in state.entries),
+        "bytes": sum(e.size for e in state.entries),
+    }
+
+
+def partition_json(p: PartitionState, with_files: bool) -> dict:
+    s = p.state
+    return {
+        "partition": p.partition,
+        "path": p.location.url,
+        "base": s.base,
+        "deltas": list(s.deltas),
+        "obsolete": list(s.obsolete),
+        "aborted": list(s.aborted),
+        "original_files": list(s.original_files),
+        "uncompacted_aborts": s.uncompacted_aborts,
+        "error": error_json(s),
+        "summary": summary(s),
+        "entries": [entry_json(e, with_files) for e in s.entries],
+    }
+
+
+def ls_json(table: TableState, with_files: bool = False) -> dict:
+    return {
+        "schema_version": LS_SCHEMA_VERSION,
+        "path": table.location.url,
+        "hive_version": table.snapshot.hive_version,
+        "snapshot": table.snapshot.describe(),
+        "partitions": [partition_json(p, with_files) for p in table.partitions],
+        "stray": [{"path": s.path, "is_dir": s.is_dir, "size": s.size} for s in table.stray],
+    }
+
+
+def _ids(e: Entry) -> str:
+    p = e.parsed
+    if p is None:
+        return ""
+    if p.kind == "base":
+        return str(p.write_id)
+    return f"{p.min_write_id}" if p.min_write_id == p.max_write_id else \
+        f"{p.min_write_id}-{p.max_write_id}"
+
+
+def partition_line(p: PartitionState) -> str:
+    s = p.state
+    label = p.partition or "(table root)"
+    if s.error is not None:
+        return f"{label}: Hive fails to read this directory: {s.error.kind}: {s.error.message}"
+    parts = [f"base {s.base}" if s.base else "no base"]
+    deletes = sum(1 for d in s.deltas if d.startswith("delete_delta_"))
+    parts.append(f"{len(s.deltas)} delta{'' if len(s.deltas) == 1 else 's'} read" + (f" ({deletes} delete)" if deletes else ""))
+    if s.original_files:
+        parts.append(f"{len(s.original_files)} original files read")
+    if s.obsolete:
+        parts.append(f"{len(s.obsolete)} obsolete")
+    if s.aborted:
+        parts.append(f"{len(s.aborted)} aborted")
+    foreign = sum(1 for e in s.entries if e.foreign)
+    if foreign:
+        parts.append(f"{foreign} foreign")
+    total = summary(s)
+    parts.append(f"{total['files']} files, {human_bytes(total['bytes'])}")
+    return f"{label}: " + ", ".join(parts)
+
+
+def ls_table(table: TableState, with_files: bool = False) -> str:
+    blocks = []
+    for p in table.partitions:
+        rows = []
+        for e in p.state.entries:
+            p_ = e.parsed
+            stmt = "" if p_ is None or p_.statement_id == NO_STATEMENT else str(p_.statement_id)
+            vis = str(p_.visibility_txn_id) if p_ is not None and p_.visibility_txn_id else ""
+            status = e.status + (" (foreign)" if e.foreign and e.status != "foreign" else "")
+            rows.append([e.name + ("/" if e.is_dir else ""), e.kind, _ids(e), stmt, vis, status,
+                         e.file_count, human_bytes(e.size), e.reason])
+            if with_files and e.is_dir:
+                for f in e.files:
+                    rows.append([f"|- {f.path}", FileName.parse(f.name).kind, "", "", "", "", "",
+                                 human_bytes(f.size), ""])
+        header = ["name", "kind", "write ids", "stmt", "vis", "status", "files", "bytes", "why"]
+        table_text = tabulate(rows, headers=header, tablefmt="simple") if rows else "(empty)"
+        blocks.append(f"{partition_line(p)}\n{table_text}")
+    if table.stray:
+        blocks.append("outside any partition (Hive never reads these):\n" +
+                      "\n".join(f"  {s.path}" for s in table.stray))
+    return "\n\n".join(blocks)

@@ -1,0 +1,55 @@
+"""Reading a table (or partition) directory the way Hive does: list once, select per partition.
+
+This is the library behind ``acidtool ls`` and the starting point of dump, validate and read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from .core.listing import Listing, PathInfo, markers_needed
+from .core.partitions import split_partitions
+from .core.select import AcidState, select
+from .fs import Location, list_tree, read_bytes, require_dir, resolve
+from .snapshot_options import Snapshot, make_snapshot
+
+
+@dataclass(frozen=True)
+class PartitionState:
+    partition: str  # "" for an unpartitioned table
+    location: Location
+    listing: Listing
+    state: AcidState
+
+
+@dataclass(frozen=True)
+class TableState:
+    location: Location
+    snapshot: Snapshot
+    partitions: tuple[PartitionState, ...]
+    stray: tuple[PathInfo, ...]  # entries between partition directories, read by nobody
+
+    @property
+    def failed(self) -> bool:
+        return any(p.state.error is not None for p in self.partitions)
+
+
+def inspect_table(path: str | Location, snapshot: Snapshot | None = None, *,
+                  ignore_empty_files: bool = False) -> TableState:
+    """List ``path`` once (recursively) and compute Hive's selection for every partition."""
+    loc = resolve(path) if isinstance(path, str) else path
+    snapshot = snapshot or make_snapshot()
+    require_dir(loc)
+    paths = list_tree(loc)
+    parts, stray = split_partitions(paths)
+    out = []
+    for part in parts:
+        ploc = loc.child(part.name)
+        markers = {rel: read_bytes(ploc, rel)
+                   for rel in markers_needed(part.paths, snapshot.hive_version)}
+        listing = Listing(part.paths, MappingProxyType(markers), root=ploc.url)
+        state = select(listing, snapshot.write_ids, snapshot.txns, snapshot.hive_version,
+                       ignore_empty_files=ignore_empty_files)
+        out.append(PartitionState(part.name, ploc, listing, state))
+    return TableState(loc, snapshot, tuple(out), tuple(stray))

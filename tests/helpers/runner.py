@@ -1,0 +1,40 @@
+"""Running the CLI in-process (fast) or as a subprocess (the real console script)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from acidtool.cli import main
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+    def json(self):
+        return json.loads(self.out)
+
+
+def run(*args: str | Path) -> Result:
+    out, err = io.StringIO(), io.StringIO()
+    code = 0
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main([str(a) for a in args])
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    return Result(code, out.getvalue(), err.getvalue())
+
+
+def run_process(*args: str | Path, stdin: bytes | None = None) -> Result:
+    proc = subprocess.run([sys.executable, "-m", "acidtool", *map(str, args)],
+                          capture_output=True, input=stdin)
+    return Result(proc.returncode, proc.stdout.decode(), proc.stderr.decode())

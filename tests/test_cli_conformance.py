@@ -1,0 +1,31 @@
+"""The conformance cases again, this time as real directories through ``acidtool ls --format json``."""
+
+import pytest
+
+from .helpers.cases import compare, hive_version
+from .helpers.layout import build
+from .helpers.runner import run
+from .helpers.shared import case_params
+
+
+@pytest.mark.parametrize("case", case_params("cases", "id"))
+def test_ls_json_matches_case(case, tmp_path):
+    if case["snapshot_class"].startswith("ValidCompactor"):
+        pytest.skip("compactor snapshot classes are internal to Hive's compactor; the core "
+                    "covers them (test_conformance_core), ls takes reader snapshots only")
+    table = build(tmp_path / "tbl", case["files"], empty=case.get("empty_files", ()),
+                  contents=case.get("file_contents"))
+    args = ["ls", table, "--format", "json", "--hive-version", hive_version(case)]
+    if case["valid_write_ids"] is not None:
+        args += ["--write-ids", case["valid_write_ids"]]
+    if case["valid_txn_list"] is not None:
+        args += ["--txns", case["valid_txn_list"]]
+    if case["options"].get("ignore_empty_files"):
+        args.append("--ignore-empty-files")
+    result = run(*args)
+    assert result.code == (1 if case["expected"]["error"] else 0), result.err
+    doc = result.json()
+    assert len(doc["partitions"]) == 1
+    part = doc["partitions"][0]
+    assert part["partition"] == ""
+    assert compare(case, part) == []

@@ -1,0 +1,86 @@
+"""Properties of the selection over random layouts and snapshots."""
+
+import random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from acidtool.core.listing import Listing
+from acidtool.core.select import SELECTED, select
+from acidtool.core.snapshot import RangeResponse, ValidTxnList, ValidWriteIdList
+
+EVERYTHING_TXNS = ValidTxnList.everything()
+
+
+@st.composite
+def layouts(draw):
+    names = set()
+    for _ in range(draw(st.integers(0, 12))):
+        lo = draw(st.integers(1, 30))
+        hi = lo + draw(st.integers(0, 6))
+        stmt = draw(st.sampled_from(["", "_0000", "_0001", "_0002"]))
+        prefix = draw(st.sampled_from(["delta_", "delta_", "delete_delta_"]))
+        names.add(f"{prefix}{lo:07d}_{hi:07d}{stmt}")
+    for _ in range(draw(st.integers(0, 3))):
+        names.add(f"base_{draw(st.integers(1, 30)):07d}")
+    paths = [f"{n}/bucket_00000" for n in names]
+    if draw(st.booleans()):
+        paths.append("000000_0")
+    return paths
+
+
+@st.composite
+def snapshots(draw):
+    hwm = draw(st.integers(1, 40))
+    exc = draw(st.lists(st.integers(1, hwm), unique=True, max_size=8))
+    aborted = sorted(e for e in exc if draw(st.booleans()))
+    opened = sorted(e for e in exc if e not in aborted)
+    min_open = opened[0] if opened else 9223372036854775807
+    return ValidWriteIdList.parse(
+        f"db.t:{hwm}:{min_open}:{','.join(map(str, opened))}:{','.join(map(str, aborted))}")
+
+
+@settings(max_examples=300)
+@given(layouts(), snapshots(), st.sampled_from(["3", "4"]))
+def test_selected_deltas_hold_visible_write_ids(paths, wil, version):
+    state = select(Listing.from_paths(paths), wil, EVERYTHING_TXNS, version)
+    if state.error:
+        return
+    for entry in state.delta_entries:
+        d = entry.parsed
+        # Never a delta whose write ids are all open, aborted or above the high watermark.
+        assert wil.range_valid(d.min_write_id, d.max_write_id) is not RangeResponse.NONE
+        assert d.min_write_id <= wil.high_watermark
+        assert wil.range_aborted(d.min_write_id, d.max_write_id) is not RangeResponse.ALL
+    if state.base:
+        w = state.base_entry.parsed.write_id
+        assert wil.is_valid(w) and w <= wil.high_watermark
+
+
+@settings(max_examples=200)
+@given(layouts(), snapshots(), st.sampled_from(["3", "4"]), st.randoms())
+def test_independent_of_listing_order(paths, wil, version, rnd):
+    first = select(Listing.from_paths(paths), wil, EVERYTHING_TXNS, version)
+    shuffled = list(paths)
+    rnd.shuffle(shuffled)
+    second = select(Listing.from_paths(shuffled), wil, EVERYTHING_TXNS, version)
+    assert first == second
+
+
+@settings(max_examples=200)
+@given(layouts(), snapshots(), st.sampled_from(["3", "4"]))
+def test_every_child_has_one_status_and_selected_matches(paths, wil, version):
+    state = select(Listing.from_paths(paths), wil, EVERYTHING_TXNS, version)
+    names = [e.name for e in state.entries]
+    assert len(names) == len(set(names))
+    selected = {e.name for e in state.entries if e.status == SELECTED}
+    assert selected == set(state.deltas) | ({state.base} if state.base else set())
+    assert not (set(state.obsolete) & selected)
+
+
+@given(st.integers(1, 40))
+def test_everything_committed_reads_all_single_statement_deltas(n):
+    paths = [f"delta_{i:07d}_{i:07d}_0000/bucket_00000" for i in range(1, n + 1)]
+    random.Random(n).shuffle(paths)
+    state = select(Listing.from_paths(paths), None, EVERYTHING_TXNS, "4")
+    assert list(state.deltas) == [f"delta_{i:07d}_{i:07d}_0000" for i in range(1, n + 1)]
