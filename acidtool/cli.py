@@ -59,7 +59,9 @@ def _emit(text: str) -> None:
 
 
 def _json(doc) -> str:
-    return json.dumps(doc, indent=2, ensure_ascii=False)
+    from .render import dumps
+
+    return dumps(doc)
 
 
 def _version_callback(value: bool) -> None:
@@ -107,13 +109,15 @@ def ls_command(
     Exit status: 0 listed; 1 Hive would fail to read a partition (the report still prints);
     2 bad option or unreadable path.
     """
+    from ._gc import paused_gc
     from .render import ls_json, ls_table
     from .snapshot_options import make_snapshot
     from .table import inspect_table
 
     snapshot = make_snapshot(hive_version.value, write_ids, txns, table)
     state = inspect_table(path, snapshot, ignore_empty_files=ignore_empty_files)
-    _emit(_json(ls_json(state, files)) if fmt is Format.json else ls_table(state, files))
+    with paused_gc():
+        _emit(_json(ls_json(state, files)) if fmt is Format.json else ls_table(state, files))
     for p in state.partitions:
         if p.state.error is not None:
             print(f"acidtool: {p.partition or p.location.url}: Hive would fail: "

@@ -124,13 +124,14 @@ def list_tree(loc: Location) -> list[PathInfo]:
     cut = len(prefix)
     directory = pafs.FileType.Directory
     out = []
+    append = out.append
     for info in infos:
         path = info.path
         rel = path[cut:] if path.startswith(prefix) else path.lstrip("/")
         if info.type == directory:
-            out.append(PathInfo(rel, 0, True))
+            append(PathInfo(rel, 0, True))
         else:
-            out.append(PathInfo(rel, info.size or 0, False))
+            append(PathInfo(rel, info.size or 0, False))
     return out
 
 

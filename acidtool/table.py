@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from ._gc import paused_gc
 from .core.listing import Listing, PathInfo, markers_needed
 from .core.partitions import split_partitions
 from .core.select import AcidState, select
@@ -41,6 +42,11 @@ def inspect_table(path: str | Location, snapshot: Snapshot | None = None, *,
     loc = resolve(path) if isinstance(path, str) else path
     snapshot = snapshot or make_snapshot()
     require_dir(loc)
+    with paused_gc():
+        return _inspect(loc, snapshot, ignore_empty_files)
+
+
+def _inspect(loc: Location, snapshot: Snapshot, ignore_empty_files: bool) -> TableState:
     paths = list_tree(loc)
     parts, stray = split_partitions(paths)
     out = []

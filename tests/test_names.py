@@ -135,3 +135,12 @@ def test_parse_never_raises_anything_but_invalid_name(suffix):
                 parse_dir_name(prefix + suffix, version)
             except InvalidNameError:
                 pass
+
+
+def test_java_string_order_for_characters_above_the_bmp():
+    from acidtool.core.javanum import java_string_key
+
+    # Java compares UTF-16 code units: a surrogate pair (U+10000) sorts before U+FFFF.
+    assert java_string_key("\U00010000") < java_string_key("\uffff")
+    assert "\U00010000" > "\uffff"  # while Python compares code points
+    assert java_string_key("abc") == "abc"

@@ -25,6 +25,8 @@ class JavaNumberFormatError(ValueError):
 
 
 def _parse(text: str, lo: int, hi: int) -> int:
+    if text.isascii() and text.isdigit() and len(text) < 10:
+        return int(text)  # the common case: plain digits that fit any Java int
     if not _JAVA_INT.fullmatch(text):
         raise JavaNumberFormatError(text)
     value = int(text)
@@ -43,6 +45,12 @@ def parse_int(text: str) -> int:
     return _parse(text, INT_MIN, INT_MAX)
 
 
-def java_string_key(text: str) -> bytes:
-    """Sort key equal to Java's String.compareTo (UTF-16 code units, not code points)."""
-    return text.encode("utf-16-be", "surrogatepass")
+def java_string_key(text: str) -> str:
+    """Sort key equal to Java's String.compareTo, which compares UTF-16 code units.
+
+    Code-point order (Python's) differs from it only for characters above U+FFFF (surrogate pairs
+    sort below U+E000..U+FFFF in Java), so the text itself is the key unless it has one."""
+    if text.isascii() or max(text) <= "\uffff":
+        return text
+    units = text.encode("utf-16-be", "surrogatepass")
+    return "".join(chr(int.from_bytes(units[i:i + 2], "big")) for i in range(0, len(units), 2))

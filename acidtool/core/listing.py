@@ -9,15 +9,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, NamedTuple
 
 from .javanum import java_string_key
 from .names import BASE_PREFIX, METADATA_FILE
 
 
-@dataclass(frozen=True)
-class PathInfo:
-    """A file or directory below the partition directory. ``path`` is '/'-separated and relative."""
+class PathInfo(NamedTuple):
+    """A file or directory below the partition directory. ``path`` is '/'-separated and relative.
+
+    A NamedTuple rather than a dataclass: one is made per listed file, and tables have many."""
 
     path: str
     size: int = 0
@@ -69,18 +70,21 @@ class Listing:
         """Immediate children in Java String order (HDFS lists in that order)."""
         dirs: dict[str, list[PathInfo]] = {}
         files: dict[str, PathInfo] = {}
-        for info in self.paths:
-            head, sep, rest = info.path.partition("/")
+        for path, size, is_dir in self.paths:
+            head, sep, rest = path.partition("/")
             if sep:
-                bucket = dirs.setdefault(head, [])
-                if not info.is_dir:
-                    bucket.append(PathInfo(rest, info.size, False))
-            elif info.is_dir:
+                bucket = dirs.get(head)
+                if bucket is None:
+                    bucket = dirs[head] = []
+                if not is_dir:
+                    bucket.append(PathInfo(rest, size, False))
+            elif is_dir:
                 dirs.setdefault(head, [])
             else:
-                files[head] = info
+                files[head] = PathInfo(path, size, False)
         out = [Child(name, True, sum(f.size for f in inner),
-                     tuple(sorted(inner, key=lambda f: java_string_key(f.path))))
+                     tuple(inner if len(inner) < 2 else
+                           sorted(inner, key=lambda f: java_string_key(f.path))))
                for name, inner in dirs.items()]
         out.extend(Child(name, False, info.size) for name, info in files.items() if name not in dirs)
         out.sort(key=lambda c: java_string_key(c.name))

@@ -28,6 +28,9 @@ ACID_VERSION_FILE = "_orc_acid_version"
 METADATA_FILE = "_metadata_acid"
 VISIBILITY_INFIX = "_v"
 NO_STATEMENT = -1
+_NORMAL = ("2", "3", "4")
+# Writers' own spelling; 18 digits always fit a long and 9 an int.
+_CANONICAL_DELTA = re.compile(r"(delete_)?delta_([0-9]{1,18})_([0-9]{1,18})(?:_([0-9]{1,9}))?")
 
 # Hive's original-file (pre-ACID / LOAD DATA) naming: "000000_0" and "000000_0_copy_1".
 _ORIGINAL = re.compile(r"([0-9]+)_[0-9]+")
@@ -38,7 +41,8 @@ _BUCKET_V4 = re.compile(r"bucket_([0-9]+)(_[0-9]+)?")
 
 def is_hidden(name: str) -> bool:
     """Hive's hiddenFileFilter: names starting with '_' or '.' are never data."""
-    return name.startswith(("_", "."))
+    first = name[:1]
+    return first == "_" or first == "."
 
 
 def _number(parse, text: str, name: str) -> int:
@@ -137,6 +141,13 @@ class Delta:
 
     @classmethod
     def parse(cls, name: str, hive_version: str = "4") -> Delta:
+        m = _CANONICAL_DELTA.fullmatch(name)
+        if m:
+            # Fast path for the names writers produce (plain digits, no suffix); anything else
+            # goes through the Java-faithful parser below.
+            stmt = m.group(4)
+            return cls(int(m.group(2)), int(m.group(3)), int(stmt) if stmt else NO_STATEMENT,
+                       0, m.group(1) is not None, name)
         if name.startswith(DELETE_DELTA_PREFIX):
             prefix, delete = DELETE_DELTA_PREFIX, True
         elif name.startswith(DELTA_PREFIX):
@@ -144,7 +155,7 @@ class Delta:
         else:
             raise InvalidNameError(f"not a delta directory name: {name!r}",
                                    hive_exception="java.lang.IllegalArgumentException", path=name)
-        version = normalize_hive_version(hive_version)
+        version = hive_version if hive_version in _NORMAL else normalize_hive_version(hive_version)
         head, visibility = _visibility(name, version)
         rest = head[len(prefix):]
         first = rest.find("_")
@@ -171,6 +182,7 @@ def parse_dir_name(name: str, hive_version: str = "4") -> AcidDir | None:
     """Parse a directory name, or return None when it has no ACID prefix (an original directory).
 
     Prefixes are case sensitive, as in Hive (``BASE_5`` is an ordinary directory)."""
+    hive_version = normalize_hive_version(hive_version)
     if name.startswith(BASE_PREFIX):
         return Base.parse(name, hive_version)
     if name.startswith((DELTA_PREFIX, DELETE_DELTA_PREFIX)):

@@ -135,6 +135,7 @@ class _Work:
     obsolete: list[str] = field(default_factory=list)
     aborted: list[str] = field(default_factory=list)
     uncompacted_aborts: bool = False
+    visible: dict[str, RangeResponse] = field(default_factory=dict)  # working deltas
 
     def mark(self, name: str, status: str, reason: str) -> None:
         self.status[name] = (status, reason)
@@ -331,8 +332,10 @@ def _visit_delta(work: _Work, delta: Delta, working: list[Delta]) -> None:
             return
         if aborted is RangeResponse.SOME:
             work.uncompacted_aborts = True
-    if snap.range_valid(lo, hi) is not RangeResponse.NONE:
+    response = snap.range_valid(lo, hi)
+    if response is not RangeResponse.NONE:
         working.append(delta)
+        work.visible[delta.name] = response
 
 
 def _walk(work: _Work, best: Base | None, working: list[Delta]) -> list[Delta]:
@@ -348,27 +351,26 @@ def _walk(work: _Work, best: Base | None, working: list[Delta]) -> list[Delta]:
             if snap.range_valid(current + 1, d.max_write_id) is not RangeResponse.NONE:
                 current, last_stmt, prev = d.max_write_id, d.statement_id, d
                 chosen.append(d)
-                work.mark(d.name, SELECTED, _delta_reason(snap, d))
+                work.mark(d.name, SELECTED, _delta_reason(work.visible[d.name], d))
             # else: nothing new and visible above the cursor; neither read nor obsolete.
         elif d.max_write_id == current and last_stmt >= 0:
             # Another statement (or the delete delta) of the transaction taken last.
             prev = d
             chosen.append(d)
-            work.mark(d.name, SELECTED, _delta_reason(snap, d))
+            work.mark(d.name, SELECTED, _delta_reason(work.visible[d.name], d))
         elif (prev is not None and d.min_write_id == prev.min_write_id
               and d.max_write_id == prev.max_write_id and d.statement_id == prev.statement_id):
             # delete_delta_x_y next to delta_x_y (same range and statement).
             prev = d
             chosen.append(d)
-            work.mark(d.name, SELECTED, _delta_reason(snap, d))
+            work.mark(d.name, SELECTED, _delta_reason(work.visible[d.name], d))
         else:
             cover = prev.name if prev is not None else (best.name if best else "the cursor")
             work.mark(d.name, OBSOLETE, f"covered by {cover}")
     return chosen
 
 
-def _delta_reason(snap, d: Delta) -> str:
-    r = snap.range_valid(d.min_write_id, d.max_write_id)
+def _delta_reason(r: RangeResponse, d: Delta) -> str:
     ids = f"write ids {d.min_write_id}..{d.max_write_id}"
     if r is RangeResponse.ALL:
         return f"{ids} all visible"
@@ -441,8 +443,10 @@ def _entries_on_error(work: _Work, children: list[Child], error: AcidStateError)
                 acid = parse_dir_name(child.name, work.version)
             except AcidStateError:
                 kind = "invalid"
-        if kind == "invalid" or child.name == error.path:
+        if kind == "invalid":
             status, reason = INVALID, error.message
+        elif child.name == error.path:
+            status, reason = IGNORED, error.message
         else:
             status, reason = IGNORED, f"not read: Hive fails this directory ({error.kind})"
         foreign = (not child.is_dir and not is_hidden(child.name)

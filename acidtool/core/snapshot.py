@@ -114,7 +114,10 @@ class _IdList:
             return RangeResponse.ALL if hi <= self.high_watermark else RangeResponse.NONE
         if lo > self.high_watermark:
             return RangeResponse.NONE
-        if self.exceptions and self.exceptions[0] > hi:
+        if not self.exceptions:
+            return RangeResponse.ALL if hi <= self.high_watermark else (
+                RangeResponse.NONE if hi - self.high_watermark == hi - lo + 1 else RangeResponse.SOME)
+        if self.exceptions[0] > hi:
             return RangeResponse.ALL
         count = max(0, hi - self.high_watermark) + self._count_exceptions(lo, hi)
         if count == 0:
@@ -124,7 +127,7 @@ class _IdList:
         return RangeResponse.SOME
 
     def range_aborted(self, lo: int, hi: int) -> RangeResponse:
-        if self.high_watermark < lo:
+        if self.high_watermark < lo or not self.exceptions:
             return RangeResponse.NONE
         count = _count_between(self.exceptions if self.compactor else self.aborted, lo, hi)
         if count == 0:

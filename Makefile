@@ -1,0 +1,37 @@
+# Two entry points (see README.md):
+#   make demo   install acidtool and run it on a bundled example table
+#   make test   install everything (Spark included) and run the whole test suite
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+DEMO_WRITE_IDS := shop.orders:5:9223372036854775807::5
+
+.PHONY: demo test install install-all docs bench clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+install: $(BIN)/python
+	$(BIN)/python -m pip install -q -e .
+
+install-all: $(BIN)/python
+	$(BIN)/python -m pip install -q -e '.[spark,test]'
+	@sh scripts/ensure-java.sh
+
+demo: install
+	rm -rf demo-table
+	$(BIN)/python -m acidtool.demo demo-table
+	$(BIN)/acidtool ls demo-table --write-ids '$(DEMO_WRITE_IDS)'
+
+test: install-all
+	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+docs: install
+	$(BIN)/python docs/update.py
+
+bench: install
+	$(BIN)/python benchmarks/bench_ls.py
+
+clean:
+	rm -rf $(VENV) demo-table build *.egg-info .pytest_cache .hypothesis

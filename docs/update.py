@@ -1,0 +1,73 @@
+"""Regenerate (or, with --check, verify) the example output in docs/*.md from the real tool.
+
+An example is an HTML comment naming the command line, followed by a ``console`` block:
+
+    <!-- example: acidtool ls demo-table -->
+    ```console
+    $ acidtool ls demo-table
+    ...
+    ```
+
+Commands run in a scratch directory holding the bundled example table ``demo-table`` (built by
+``acidtool.demo``), so paths in the output are short and stable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parent
+EXAMPLE = re.compile(r"(<!-- example: (?P<cmd>.+?) -->\n```console\n)(?P<body>.*?)(```)", re.S)
+
+
+def run(cmd: str, cwd: Path) -> str:
+    argv = shlex.split(cmd)
+    if argv[0] == "acidtool":
+        argv = [sys.executable, "-m", "acidtool", *argv[1:]]
+    env = {**os.environ, "COLUMNS": "120"}
+    proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, env=env)
+    out = proc.stdout + proc.stderr
+    if not out.endswith("\n"):
+        out += "\n"
+    if proc.returncode:
+        out += f"(exit status {proc.returncode})\n"
+    return f"$ {cmd}\n{out}"
+
+
+def render(text: str, cwd: Path) -> str:
+    return EXAMPLE.sub(lambda m: m.group(1) + run(m.group("cmd"), cwd) + m.group(4), text)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--check", action="store_true", help="fail if a page is out of date")
+    args = parser.parse_args()
+    sys.path.insert(0, str(DOCS.parent))
+    from acidtool.demo import build_demo
+
+    stale = []
+    with tempfile.TemporaryDirectory() as tmp:
+        cwd = Path(tmp)
+        build_demo(cwd / "demo-table")
+        for page in sorted(DOCS.glob("*.md")):
+            old = page.read_text()
+            new = render(old, cwd)
+            if new != old:
+                stale.append(page.name)
+                if not args.check:
+                    page.write_text(new)
+    if args.check and stale:
+        print("out of date (run `make docs`): " + ", ".join(stale), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

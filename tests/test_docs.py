@@ -1,0 +1,23 @@
+"""Every command has a docs page, and the example output in docs/ is what the tool prints today."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+from acidtool.cli import app
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+
+
+def test_docs_examples_are_current():
+    proc = subprocess.run([sys.executable, str(DOCS / "update.py"), "--check"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_every_command_has_a_page():
+    import typer.main
+
+    group = typer.main.get_command(app)
+    for name in group.commands:
+        assert (DOCS / f"{name}.md").exists(), f"docs/{name}.md is missing"
