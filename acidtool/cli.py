@@ -126,6 +126,133 @@ def ls_command(
         raise typer.Exit(1)
 
 
+class Operation(str, enum.Enum):
+    insert = "insert"
+    update = "update"
+    delete = "delete"
+
+
+def _note(message: str) -> None:
+    print(f"acidtool: {message}", file=sys.stderr)
+
+
+def _csv(value: Optional[str]) -> Optional[tuple]:
+    if value is None:
+        return None
+    items = tuple(v.strip() for v in value.split(",") if v.strip())
+    if not items:
+        raise UsageError("--columns needs at least one column name")
+    return items
+
+
+@app.command("dump")
+def dump_command(
+    targets: List[str] = typer.Argument(..., help="ORC files, base/delta directories, or table "
+                                        "and partition directories (then the files Hive reads)."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=0, help="Stop after N rows in all."),
+    bucket: Optional[int] = typer.Option(None, "--bucket", help="Only rows whose decoded bucket "
+                                         "id is ID (536936448 decodes to 1)."),
+    write_id: Optional[int] = typer.Option(None, "--write-id", help="Only rows whose "
+                                           "originalTransaction or currentTransaction is W."),
+    operation: Optional[Operation] = typer.Option(None, "--operation", help="Only insert, "
+                                                  "update or delete events."),
+    columns: Optional[str] = typer.Option(None, "--columns", help="Comma-separated columns of the "
+                                          "row struct to print (top-level columns of plain files)."),
+    decode: bool = typer.Option(False, "--decode", help='Add "bucketId", "statementId", '
+                                '"codecVersion" and "op" after the five ACID fields.'),
+    with_file: bool = typer.Option(False, "--with-file", help='Add "file": the path relative to '
+                                   "TARGET."),
+    synthetic_row_ids: bool = typer.Option(False, "--synthetic-row-ids", help="Print original "
+                                           "(non-ACID) files' rows as the ACID events Hive makes "
+                                           "of them, with the ROW__IDs Hive assigns."),
+    all_files: bool = typer.Option(False, "--all", help="For a table: every ORC file, obsolete "
+                                   "and aborted ones too, not only those Hive reads."),
+    write_ids: Optional[str] = typer.Option(None, "--write-ids", help=WRITE_IDS_HELP),
+    txns: Optional[str] = typer.Option(None, "--txns", help=TXNS_HELP),
+    hive_version: HiveVersion = typer.Option(HiveVersion.v4, "--hive-version", help=VERSION_HELP),
+) -> None:
+    """Print rows as JSON lines, exactly as `orc-tools data` prints them, without a JVM.
+
+    ACID files print {"operation":0,"originalTransaction":1,"bucket":536870912,"rowId":0,
+    "currentTransaction":1,"row":{...}} ("row":null for deletes); plain files print their rows.
+    No separator lines. Values are spelled as Java spells them (5000.0, 1.0E-5, decimals as
+    strings, timestamps as java.sql.Timestamp in UTC).
+
+    Examples:
+
+      acidtool dump /warehouse/t/delta_0000005_0000005_0000/bucket_00000
+
+      acidtool dump /warehouse/t --decode --with-file | head
+
+      acidtool dump /warehouse/t --operation delete --write-id 7
+
+    Exit status: 0 all files dumped; 1 a file was not readable ORC (the others are still
+    dumped) or Hive would fail to read the table; 2 bad option or missing path.
+    """
+    from .dump import DumpOptions, dump
+    from .snapshot_options import make_snapshot
+
+    opts = DumpOptions(limit=limit, bucket=bucket, write_id=write_id,
+                       operation=operation.value if operation else None, columns=_csv(columns),
+                       decode=decode, with_file=with_file, synthetic_row_ids=synthetic_row_ids,
+                       all_files=all_files,
+                       snapshot=make_snapshot(hive_version.value, write_ids, txns))
+    result = dump(targets, opts, sys.stdout.buffer, _note)
+    if result.failures:
+        raise typer.Exit(1)
+
+
+@app.command("meta")
+def meta_command(
+    targets: List[str] = typer.Argument(..., help="ORC files, base/delta directories, or table "
+                                        "and partition directories."),
+    fmt: Format = typer.Option(Format.table, "--format", help="table (for people) or json."),
+    all_files: bool = typer.Option(False, "--all", help="For a table: every ORC file, not only "
+                                   "those Hive reads."),
+    hive_version: HiveVersion = typer.Option(HiveVersion.v4, "--hive-version", help=VERSION_HELP),
+) -> None:
+    """Show ORC file metadata: rows, stripes, compression, writer, schema, column statistics,
+    and Hive's ACID footer metadata decoded (hive.acid.key.index per stripe, hive.acid.stats,
+    hive.acid.version).
+
+    Examples:
+
+      acidtool meta /warehouse/t/delta_0000005_0000005_0000/bucket_00000
+
+      acidtool meta /warehouse/t --format json
+
+    Exit status: 0 ok; 1 a file was not readable ORC; 2 bad option or missing path.
+    """
+    from .dump import DumpOptions, resolve_targets
+    from .errors import OrcReadError
+    from .meta import meta_json, read_meta
+    from .orc import open_orc
+    from .render import meta_text
+    from .snapshot_options import make_snapshot
+
+    opts = DumpOptions(all_files=all_files, snapshot=make_snapshot(hive_version.value))
+    errors: list[str] = []
+    files = resolve_targets(targets, opts, errors)
+    for message in errors:
+        _note(f"error: {message}")
+    docs, failed = [], bool(errors)
+    for f in files:
+        try:
+            src = open_orc(f.loc, f.rel)
+            for message in src.notes:
+                _note(message)
+            docs.append(read_meta(src))
+        except OrcReadError as exc:
+            _note(f"error: {exc}")
+            failed = True
+    if fmt is Format.json:
+        _emit(_json([meta_json(m) for m in docs]))
+    elif docs:
+        _emit("\n\n".join(meta_text(m) for m in docs))
+    if failed:
+        raise typer.Exit(1)
+
+
 @decode_app.command("bucket")
 def decode_bucket(
     values: List[str] = typer.Argument(..., help="Encoded bucket properties, e.g. 536936448 "

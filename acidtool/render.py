@@ -167,3 +167,62 @@ def dumps(doc, max_depth: int = 3, indent: int = 2) -> str:
             return "{\n" + ",\n".join(items) + f"\n{end}}}"
         return "[\n" + ",\n".join(f"{pad}{enc(v, depth + 1)}" for v in obj) + f"\n{end}]"
     return enc(doc, 0)
+
+
+def _stat_summary(stats: dict) -> str:
+    keys = ("number_of_values", "has_null", "minimum", "maximum", "sum", "total_length")
+    parts = [f"{k.replace('number_of_values', 'values')}={stats[k]}" for k in keys if k in stats]
+    return ", ".join(parts)
+
+
+def meta_text(m) -> str:
+    from .meta import meta_json
+
+    doc = meta_json(m)
+    lines = [m.path,
+             f"  {human_bytes(m.size)}, {m.rows} rows, {len(m.stripes)} stripe"
+             f"{'' if len(m.stripes) == 1 else 's'}, {m.compression} "
+             f"(block {m.compression_block_size}), ORC {m.file_version}, writer {m.writer} "
+             f"{m.writer_version}, {m.software_version}",
+             f"  schema: {m.schema}",
+             f"  ACID event schema: {'yes' if m.acid_schema else 'no'}"]
+    if m.flush_length:
+        fl = m.flush_length
+        lines.append(f"  open streaming file: committed {fl['committed']} of {fl['file_size']} "
+                     f"bytes ({len(fl['lengths'])} flushes)")
+    acid = doc["acid"]
+    if acid is None:
+        lines.append("  hive.acid.*: none")
+    else:
+        lines.append(f"  hive.acid.version: {acid['version'] if acid['version'] is not None else '(missing)'}")
+        stats = acid["stats"]
+        if stats and "error" not in stats:
+            lines.append(f"  hive.acid.stats: {stats['inserts']} inserts, {stats['updates']} "
+                         f"updates, {stats['deletes']} deletes")
+        else:
+            lines.append(f"  hive.acid.stats: {acid['stats_raw']!r}"
+                         + (f" ({stats['error']})" if stats else " (missing)"))
+        if acid["key_index"] is None:
+            lines.append("  hive.acid.key.index: " + (
+                f"unparsable: {acid['key_index_error']}" if acid["key_index_error"]
+                else "(missing: Hive 2/3 would read this file as an original file)"))
+        else:
+            lines.append(f"  hive.acid.key.index: {len(acid['key_index'])} entr{'y' if len(acid['key_index']) == 1 else 'ies'} for "
+                         f"{len(m.stripes)} stripes")
+            for e in acid["key_index"]:
+                lines.append(f"    stripe {e['stripe']}: last key ({e['originalTransaction']}, "
+                             f"{e['bucket']} = bucket {e['bucketId']} stmt {e['statementId']}, "
+                             f"{e['rowId']})")
+    other = {k: v for k, v in m.user_metadata.items() if not k.startswith("hive.acid.")}
+    for k, v in other.items():
+        lines.append(f"  user metadata {k}: {v}")
+    stripe_rows = [[s["stripe"], s["offset"], s["length"], s["rows"]] for s in m.stripes]
+    lines.append(_indent(tabulate(stripe_rows, headers=["stripe", "offset", "bytes", "rows"])))
+    col_rows = [[c["id"], c["name"], c["type"] if len(c["type"]) < 40 else c["type"][:37] + "...",
+                 _stat_summary(c["statistics"])] for c in m.columns]
+    lines.append(_indent(tabulate(col_rows, headers=["column", "name", "type", "statistics"])))
+    return "\n".join(lines)
+
+
+def _indent(text: str) -> str:
+    return "\n".join("  " + line for line in text.splitlines())

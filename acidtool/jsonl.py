@@ -1,0 +1,217 @@
+"""Arrow arrays to ``orc-tools data`` JSON text, column at a time.
+
+Each value becomes its JSON text with pyarrow compute kernels, so a stripe of millions of rows is
+formatted without a Python loop per row. Values whose Java spelling Arrow cannot produce (doubles
+outside [1e-3, 1e7), dates before 1582-10-15, binary, some decimals) are patched in Python, one
+value at a time, only where they occur. The spelling rules are in ``core/javafmt.py``.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Callable, Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .core.javafmt import (ESCAPES, GREGORIAN_CUTOVER_DAY, gson_string, hive_decimal, java_binary,
+                           java_date, java_double)
+
+_LAST_FOUR_DIGIT_DAY = 2932896  # 9999-12-31
+_NEEDS_ESCAPE = "[\\x00-\\x1f\"\\\\\\x{2028}\\x{2029}]"
+
+
+def _join(*parts) -> pa.Array:
+    return pc.binary_join_element_wise(*parts, "")
+
+
+def _nullify(arr: pa.Array, text: pa.Array) -> pa.Array:
+    if arr.null_count == 0:
+        return text
+    return pc.if_else(pc.is_valid(arr), text, "null")
+
+
+def _patch(text: pa.Array, mask: pa.Array, arr: pa.Array, fn: Callable) -> pa.Array:
+    """Replace text where ``mask`` is true with ``fn(value)`` computed in Python."""
+    mask = pc.fill_null(mask, False)
+    if not pc.any(mask).as_py():
+        return text
+    values = pc.filter(arr, mask).to_pylist()
+    return pc.replace_with_mask(text, mask, pa.array([fn(v) for v in values], pa.string()))
+
+
+def _strings(arr: pa.Array) -> pa.Array:
+    if pa.types.is_large_string(arr.type):
+        arr = arr.cast(pa.string())
+    text = arr
+    if pc.any(pc.match_substring_regex(arr, _NEEDS_ESCAPE)).as_py():
+        text = pc.replace_substring(text, "\\", "\\\\")
+        text = pc.replace_substring(text, '"', '\\"')
+        for char, escaped in ESCAPES.items():
+            if char in '"\\':
+                continue
+            if pc.any(pc.match_substring(text, char)).as_py():
+                text = pc.replace_substring(text, char, escaped)
+    return _join('"', text, '"')
+
+
+def _doubles(arr: pa.Array) -> pa.Array:
+    if not pa.types.is_float64(arr.type):
+        arr = pc.cast(arr, pa.float64())  # Java widens a float column's values to double
+    text = pc.cast(arr, pa.string())
+    magnitude = pc.abs(arr)
+    plain = pc.or_(pc.and_(pc.greater_equal(magnitude, 1e-3), pc.less(magnitude, 1e7)),
+                   pc.equal(arr, 0.0))
+    plain = pc.fill_null(plain, True)
+    text = pc.if_else(pc.match_substring(text, "."), text, _join(text, ".0"))
+    return _patch(text, pc.invert(plain), arr, java_double)
+
+
+def _decimals(arr: pa.Array) -> pa.Array:
+    text = pc.cast(arr, pa.string())
+    if arr.type.scale > 0:
+        text = pc.replace_substring_regex(text, r"\.?0+$", "")
+    text = pc.if_else(pc.equal(text, "-0"), "0", text)
+    text = _patch(text, pc.match_substring(text, "E"), arr, hive_decimal)
+    return _join('"', text, '"')
+
+
+def _dates(arr: pa.Array) -> pa.Array:
+    days = arr.cast(pa.int32())
+    text = pc.cast(arr, pa.string())
+    odd = pc.or_(pc.less(days, GREGORIAN_CUTOVER_DAY), pc.greater(days, _LAST_FOUR_DIGIT_DAY))
+    text = _patch(text, odd, days, java_date)
+    return _join('"', text, '"')
+
+
+def _timestamps(arr: pa.Array) -> pa.Array:
+    if arr.type.tz is not None:
+        arr = arr.view(pa.timestamp(arr.type.unit))  # values are UTC instants; the JVM is in UTC
+    if arr.type.unit != "ns":
+        arr = arr.cast(pa.timestamp("ns"))
+    # Arrow prints nine fraction digits; java.sql.Timestamp drops trailing zeros but keeps one.
+    text = pc.cast(arr, pa.string())
+    text = pc.replace_substring_regex(text, "0+$", "")
+    text = pc.replace_substring_regex(text, r"\.$", ".0")
+    return _join('"', text, '"')
+
+
+def _window(arr, values: pa.Array) -> tuple[pa.Array, pa.Array]:
+    """The child values a (possibly sliced) list or map array refers to, and offsets into them."""
+    offsets = arr.offsets
+    start = offsets[0].as_py()
+    end = offsets[-1].as_py()
+    return pc.subtract(offsets, start).cast(pa.int32()), values.slice(start, end - start)
+
+
+def _lists(arr: pa.Array) -> pa.Array:
+    offsets, values = _window(arr, arr.values)
+    joined = pc.binary_join(pa.ListArray.from_arrays(offsets, format_values(values)), ",")
+    return _nullify(arr, _join("[", joined, "]"))
+
+
+def _maps(arr: pa.Array) -> pa.Array:
+    offsets, keys = _window(arr, arr.keys)
+    _, items = _window(arr, arr.items)
+    entries = _join('{"_key":', format_values(keys), ',"_value":', format_values(items), "}")
+    joined = pc.binary_join(pa.ListArray.from_arrays(offsets, entries), ",")
+    return _nullify(arr, _join("[", joined, "]"))
+
+
+def object_text(names: Sequence[str], values: Sequence[pa.Array], length: int) -> pa.Array:
+    """``{"name":value,...}`` for every row, from already formatted values."""
+    if not names:
+        return pa.array(["{}"] * length, pa.string())
+    parts: list = []
+    for i, (name, value) in enumerate(zip(names, values)):
+        parts.append(("{" if i == 0 else ",") + gson_string(name) + ":")
+        parts.append(value)
+    parts.append("}")
+    return _join(*parts)
+
+
+def _structs(arr: pa.StructArray) -> pa.Array:
+    names = [f.name for f in arr.type]
+    values = [format_values(arr.field(i)) for i in range(len(names))]
+    return _nullify(arr, object_text(names, values, len(arr)))
+
+
+def _unions(arr) -> pa.Array:
+    if arr.type.mode == "sparse":
+        children = [format_values(arr.field(i)) for i in range(arr.type.num_fields)]
+        positions = {code: i for i, code in enumerate(arr.type.type_codes)}
+        index = pa.array([positions[c] for c in arr.type_codes.to_pylist()], pa.int8())
+        return pc.choose(index, *children)
+    return pa.array([_python_value(v) for v in arr.to_pylist()], pa.string())
+
+
+def _python_value(value) -> str:
+    """Rare types and dense unions, formatted in Python."""
+    import datetime
+    import decimal
+
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return java_double(value)
+    if isinstance(value, str):
+        return gson_string(value)
+    if isinstance(value, bytes):
+        return java_binary(value)
+    if isinstance(value, decimal.Decimal):
+        return '"' + hive_decimal(value) + '"'
+    if isinstance(value, datetime.date) and not isinstance(value, datetime.datetime):
+        return '"' + java_date((value - datetime.date(1970, 1, 1)).days) + '"'
+    raise TypeError(f"cannot format {type(value).__name__}")
+
+
+def _binary(arr: pa.Array) -> pa.Array:
+    return pa.array([None if v is None else java_binary(v) for v in arr.to_pylist()], pa.string())
+
+
+def format_values(arr: pa.Array) -> pa.Array:
+    """JSON text for every element of ``arr`` ("null" for nulls); never null itself."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    t = arr.type
+    if pa.types.is_boolean(t):
+        text = pc.if_else(arr, "true", "false")
+    elif pa.types.is_integer(t):
+        text = pc.cast(arr, pa.string())
+    elif pa.types.is_floating(t):
+        text = _doubles(arr)
+    elif pa.types.is_string(t) or pa.types.is_large_string(t):
+        text = _strings(arr)
+    elif pa.types.is_binary(t) or pa.types.is_large_binary(t):
+        text = _binary(arr)
+    elif pa.types.is_decimal(t):
+        text = _decimals(arr)
+    elif pa.types.is_date32(t):
+        text = _dates(arr)
+    elif pa.types.is_timestamp(t):
+        text = _timestamps(arr)
+    elif pa.types.is_map(t):
+        return _maps(arr)
+    elif pa.types.is_list(t) or pa.types.is_large_list(t):
+        return _lists(arr)
+    elif pa.types.is_struct(t):
+        return _structs(arr)
+    elif pa.types.is_union(t):
+        return _unions(arr)
+    elif pa.types.is_null(t):
+        return pa.array(["null"] * len(arr), pa.string())
+    else:
+        raise TypeError(f"no JSON spelling for Arrow type {t}")
+    return pc.fill_null(text, "null")
+
+
+def lines_buffer(text: pa.Array) -> memoryview:
+    """The bytes of a string array whose elements end in newlines, without copying."""
+    _, offsets, data = text.buffers()
+    first, last = struct.unpack_from("<i", offsets, 4 * text.offset)[0], \
+        struct.unpack_from("<i", offsets, 4 * (text.offset + len(text)))[0]
+    return memoryview(data)[first:last]

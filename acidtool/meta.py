@@ -1,0 +1,186 @@
+"""``acidtool meta``: what an ORC file's footer says, with Hive's ACID metadata decoded."""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import io
+from dataclasses import dataclass, field
+
+import pyorc
+
+from .core.bucket import BucketCodecError, decode
+from .orc import OrcSource, is_acid_schema
+
+
+@dataclass(frozen=True)
+class KeyIndexEntry:
+    stripe: int
+    original_transaction: int
+    bucket: int
+    row_id: int
+
+
+@dataclass(frozen=True)
+class AcidMetadata:
+    key_index: tuple[KeyIndexEntry, ...] | None  # None: no hive.acid.key.index key
+    key_index_raw: str | None
+    key_index_error: str | None
+    stats: dict | None
+    stats_raw: str | None
+    version: str | None
+
+
+def parse_key_index(text: str) -> tuple[KeyIndexEntry, ...]:
+    """``otid,bucket,rowid;`` per stripe (OrcRecordUpdater's KeyIndexBuilder)."""
+    entries = []
+    for i, part in enumerate(p for p in text.split(";") if p):
+        fields = part.split(",")
+        if len(fields) != 3:
+            raise ValueError(f"entry {i} {part!r} is not 'originalTransaction,bucket,rowId'")
+        otid, bucket, row = (int(x) for x in fields)
+        entries.append(KeyIndexEntry(i, otid, bucket, row))
+    return tuple(entries)
+
+
+def parse_acid_stats(text: str) -> dict:
+    fields = text.split(",")
+    if len(fields) != 3:
+        raise ValueError(f"{text!r} is not 'inserts,updates,deletes'")
+    inserts, updates, deletes = (int(x) for x in fields)
+    return {"inserts": inserts, "updates": updates, "deletes": deletes}
+
+
+def acid_metadata(user: dict[str, bytes]) -> AcidMetadata:
+    def text(key):
+        value = user.get(key)
+        return None if value is None else value.decode("utf-8", "replace")
+
+    raw_index, raw_stats = text("hive.acid.key.index"), text("hive.acid.stats")
+    index, index_error, stats = None, None, None
+    if raw_index is not None:
+        try:
+            index = parse_key_index(raw_index)
+        except ValueError as exc:
+            index_error = str(exc)
+    if raw_stats is not None:
+        try:
+            stats = parse_acid_stats(raw_stats)
+        except ValueError as exc:
+            stats = {"error": str(exc)}
+    return AcidMetadata(index, raw_index, index_error, stats, raw_stats, text("hive.acid.version"))
+
+
+def _plain(value):
+    if isinstance(value, (datetime.datetime, datetime.date, decimal.Decimal)):
+        return str(value)
+    if isinstance(value, bytes):
+        return list(value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if hasattr(value, "name") and hasattr(value, "value"):  # enums
+        return value.name.lower()
+    return value
+
+
+def _children(schema) -> list[tuple[str, object]]:
+    fields = getattr(schema, "fields", None)
+    if fields is not None:  # struct: a mapping of names to types
+        return list(fields.items())
+    if hasattr(schema, "key") and hasattr(schema, "value"):  # map
+        return [("_key", schema.key), ("_value", schema.value)]
+    if hasattr(schema, "cont_types"):  # union
+        return [(f"[{i}]", t) for i, t in enumerate(schema.cont_types)]
+    if hasattr(schema, "type"):  # list
+        return [("[]", schema.type)]
+    return []
+
+
+def _columns(schema, name="") -> list[tuple[int, str, str]]:
+    """ORC column ids in pre-order with a dotted name for each."""
+    out = [(schema.column_id, name or "(root)", str(schema))]
+    for child_name, child in _children(schema):
+        joined = child_name if not name else (
+            f"{name}{child_name}" if child_name.startswith("[") else f"{name}.{child_name}")
+        out.extend(_columns(child, joined))
+    return out
+
+
+@dataclass
+class FileMeta:
+    path: str
+    size: int
+    rows: int
+    compression: str
+    compression_block_size: int
+    file_version: str
+    writer: str
+    writer_version: str
+    software_version: str
+    row_index_stride: int
+    schema: str
+    acid_schema: bool
+    stripes: list[dict] = field(default_factory=list)
+    columns: list[dict] = field(default_factory=list)
+    user_metadata: dict[str, str] = field(default_factory=dict)
+    acid: AcidMetadata | None = None
+    flush_length: dict | None = None
+
+
+def read_meta(src: OrcSource) -> FileMeta:
+    f = src.file
+    user = src.user_metadata()
+    reader = pyorc.Reader(io.BytesIO(src.reopen_bytes()))
+    stripes = []
+    for i, stripe in enumerate(reader.iter_stripes()):
+        stripes.append({"stripe": i, "offset": stripe.bytes_offset, "length": stripe.bytes_length,
+                        "rows": len(stripe), "first_row": stripe.row_offset})
+    columns = []
+    for cid, name, type_text in _columns(reader.schema):
+        try:
+            stats = _plain(dict(reader[cid].statistics))
+        except Exception as exc:  # noqa: BLE001 - a damaged statistic should not hide the rest
+            stats = {"error": str(exc)}
+        columns.append({"id": cid, "name": name, "type": type_text, "statistics": stats})
+    acid = acid_metadata(user) if any(k.startswith("hive.acid.") for k in user) else None
+    meta = FileMeta(
+        path=src.path, size=src.size, rows=f.nrows,
+        compression=str(f.compression), compression_block_size=f.compression_size,
+        file_version=str(f.file_version), writer=str(f.writer),
+        writer_version=str(f.writer_version), software_version=str(f.software_version),
+        row_index_stride=f.row_index_stride, schema=str(reader.schema),
+        acid_schema=is_acid_schema(f.schema), stripes=stripes, columns=columns,
+        user_metadata={k: v.decode("utf-8", "replace") for k, v in user.items()}, acid=acid)
+    if src.flush is not None:
+        meta.flush_length = {"side_file": src.flush.path, "lengths": list(src.flush.lengths),
+                             "committed": src.flush.committed, "file_size": src.real_size}
+    return meta
+
+
+def meta_json(m: FileMeta) -> dict:
+    doc = {k: v for k, v in m.__dict__.items() if k not in ("acid",)}
+    acid = m.acid
+    if acid is None:
+        doc["acid"] = None
+    else:
+        entries = None
+        if acid.key_index is not None:
+            entries = []
+            for e in acid.key_index:
+                item = {"stripe": e.stripe, "originalTransaction": e.original_transaction,
+                        "bucket": e.bucket, "rowId": e.row_id}
+                try:
+                    d = decode(e.bucket)
+                    item.update(bucketId=d.bucket_id, statementId=d.statement_id,
+                                codecVersion=d.codec_version)
+                except BucketCodecError:
+                    item.update(bucketId=None, statementId=None, codecVersion=None)
+                entries.append(item)
+        doc["acid"] = {
+            "key_index": entries, "key_index_raw": acid.key_index_raw,
+            "key_index_error": acid.key_index_error,
+            "stats": acid.stats, "stats_raw": acid.stats_raw, "version": acid.version,
+        }
+    return doc
