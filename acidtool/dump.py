@@ -18,7 +18,7 @@ from .core.names import FileName, is_hidden, parse_bucket_id, parse_dir_name
 from .core.select import AcidState
 from .errors import OrcReadError, PathError, UsageError
 from .fs import Location, kind_of, list_tree, resolve
-from .jsonl import format_values, lines_buffer, object_text
+from .jsonl import FileContext, format_values, lines_buffer, object_text
 from .orc import OrcSource, open_orc
 from .snapshot_options import Snapshot, make_snapshot
 from .table import inspect_table
@@ -210,7 +210,7 @@ def _single_file(loc: Location, opts: DumpOptions) -> DumpFile:
 # Rows
 
 
-def _stripes(src: OrcSource) -> Iterator[pa.RecordBatch]:
+def _stripes(src: OrcSource) -> Iterator[tuple[int, pa.RecordBatch]]:
     for i in range(src.file.nstripes):
         try:
             batch = src.file.read_stripe(i)
@@ -221,7 +221,7 @@ def _stripes(src: OrcSource) -> Iterator[pa.RecordBatch]:
         if isinstance(batch, pa.Table):
             batch = batch.combine_chunks().to_batches()[0]
         for start in range(0, batch.num_rows, CHUNK_ROWS):
-            yield batch.slice(start, CHUNK_ROWS)
+            yield i, batch.slice(start, CHUNK_ROWS)
 
 
 def _stripe_via_pyorc(src: OrcSource, index: int) -> pa.RecordBatch:
@@ -281,7 +281,8 @@ def _project(arr: pa.Array, columns: Sequence[str], path: str) -> pa.Array:
                                       fields=fields, mask=pc.is_null(arr) if arr.null_count else None)
 
 
-def _acid_lines(batch: pa.RecordBatch, src: OrcSource, f: DumpFile, opts: DumpOptions) -> pa.Array:
+def _acid_lines(batch: pa.RecordBatch, ctx: FileContext, f: DumpFile,
+                opts: DumpOptions) -> pa.Array:
     acid = _acid_columns(batch)
     mask = _mask(acid, opts)
     if mask is not None:
@@ -290,8 +291,8 @@ def _acid_lines(batch: pa.RecordBatch, src: OrcSource, f: DumpFile, opts: DumpOp
     names = list(batch.schema.names)
     values = [batch.column(i) for i in range(batch.num_columns)]
     if opts.columns is not None:
-        values[5] = _project(values[5], opts.columns, src.path)
-    texts = [format_values(v) for v in values]
+        values[5] = _project(values[5], opts.columns, f.display)
+    texts = [format_values(v, ctx, (n,)) for n, v in zip(names, values)]
     if opts.decode:
         codec, bucket_id, statement = _decoded_bucket(acid["bucket"])
         op = pc.cast(acid["operation"], pa.int64())
@@ -314,7 +315,7 @@ def _finish(names: list[str], texts: list[pa.Array], length: int, f: DumpFile,
     return object_text(names, texts, length)
 
 
-def _plain_lines(batch: pa.RecordBatch, src: OrcSource, f: DumpFile, opts: DumpOptions,
+def _plain_lines(batch: pa.RecordBatch, ctx: FileContext, f: DumpFile, opts: DumpOptions,
                  row_offset: int) -> pa.Array | None:
     names = list(batch.schema.names)
     values = [batch.column(i) for i in range(batch.num_columns)]
@@ -322,13 +323,14 @@ def _plain_lines(batch: pa.RecordBatch, src: OrcSource, f: DumpFile, opts: DumpO
         missing = [c for c in opts.columns if c not in names]
         if missing:
             raise UsageError(f"--columns: unknown column {', '.join(map(repr, missing))} in "
-                             f"{src.path} (it has: {', '.join(names)})")
+                             f"{f.display} (it has: {', '.join(names)})")
         values = [values[names.index(c)] for c in opts.columns]
         names = list(opts.columns)
     if f.synthetic is None:
         if opts.filters_acid_fields:
             return None  # a plain row has no write id, bucket or operation to match
-        return _finish(names, [format_values(v) for v in values], batch.num_rows, f, opts)
+        return _finish(names, [format_values(v, ctx, (n,)) for n, v in zip(names, values)],
+                       batch.num_rows, f, opts)
     s = f.synthetic
     n = batch.num_rows
     row = pa.StructArray.from_arrays(values, names=names) if names else \
@@ -344,7 +346,8 @@ def _plain_lines(batch: pa.RecordBatch, src: OrcSource, f: DumpFile, opts: DumpO
     }
     synthetic_batch = pa.RecordBatch.from_arrays(list(acid.values()), names=list(acid))
     plain = DumpOptions(**{**opts.__dict__, "columns": None})
-    return _acid_lines(synthetic_batch, src, f, plain)
+    nested = FileContext(frozenset(("row",) + p for p in ctx.chars), ctx.writer_zone)
+    return _acid_lines(synthetic_batch, nested, f, plain)
 
 
 def dump_file(f: DumpFile, opts: DumpOptions, out: BinaryIO, remaining: int | None,
@@ -356,12 +359,13 @@ def dump_file(f: DumpFile, opts: DumpOptions, out: BinaryIO, remaining: int | No
     written = 0
     row_offset = 0
     acid = src.is_acid
-    for batch in _stripes(src):
+    for stripe, batch in _stripes(src):
         if remaining is not None and written >= remaining:
             break
         n = batch.num_rows
-        lines = (_acid_lines(batch, src, f, opts) if acid
-                 else _plain_lines(batch, src, f, opts, row_offset))
+        ctx = src.context(stripe)
+        lines = (_acid_lines(batch, ctx, f, opts) if acid
+                 else _plain_lines(batch, ctx, f, opts, row_offset))
         row_offset += n
         if lines is None or len(lines) == 0:
             continue

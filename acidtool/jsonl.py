@@ -9,13 +9,14 @@ value at a time, only where they occur. The spelling rules are in ``core/javafmt
 from __future__ import annotations
 
 import struct
+from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from .core.javafmt import (ESCAPES, GREGORIAN_CUTOVER_DAY, gson_string, hive_decimal, java_binary,
-                           java_date, java_double)
+                           java_date, java_double, java_timestamp, orc_java_seconds)
 
 _LAST_FOUR_DIGIT_DAY = 2932896  # 9999-12-31
 _NEEDS_ESCAPE = "[\\x00-\\x1f\"\\\\\\x{2028}\\x{2029}]"
@@ -40,9 +41,11 @@ def _patch(text: pa.Array, mask: pa.Array, arr: pa.Array, fn: Callable) -> pa.Ar
     return pc.replace_with_mask(text, mask, pa.array([fn(v) for v in values], pa.string()))
 
 
-def _strings(arr: pa.Array) -> pa.Array:
+def _strings(arr: pa.Array, char: bool = False) -> pa.Array:
     if pa.types.is_large_string(arr.type):
         arr = arr.cast(pa.string())
+    if char:
+        arr = pc.utf8_rtrim(arr, " ")
     text = arr
     if pc.any(pc.match_substring_regex(arr, _NEEDS_ESCAPE)).as_py():
         text = pc.replace_substring(text, "\\", "\\\\")
@@ -84,7 +87,7 @@ def _dates(arr: pa.Array) -> pa.Array:
     return _join('"', text, '"')
 
 
-def _timestamps(arr: pa.Array) -> pa.Array:
+def _timestamps(arr: pa.Array, writer_zone: str | None) -> pa.Array:
     if arr.type.tz is not None:
         arr = arr.view(pa.timestamp(arr.type.unit))  # values are UTC instants; the JVM is in UTC
     if arr.type.unit != "ns":
@@ -93,7 +96,32 @@ def _timestamps(arr: pa.Array) -> pa.Array:
     text = pc.cast(arr, pa.string())
     text = pc.replace_substring_regex(text, "0+$", "")
     text = pc.replace_substring_regex(text, r"\.$", ".0")
+    if writer_zone and writer_zone not in ("UTC", "GMT", "Etc/UTC", "Z"):
+        text = _java_near_epoch(text, arr, writer_zone)
     return _join('"', text, '"')
+
+
+def _java_near_epoch(text: pa.Array, arr: pa.Array, zone: str) -> pa.Array:
+    """Where ORC Java and C++ disagree (see javafmt.orc_java_seconds): instants within a day of
+    the epoch, with a millisecond fraction, in files written outside UTC."""
+    import datetime
+    import zoneinfo
+
+    ns = arr.view(pa.int64())
+    near = pc.less(pc.abs(ns), 86_400 * 10**9 + 10**9)
+    try:
+        tz = zoneinfo.ZoneInfo(zone)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        return text
+
+    def fix(value: int) -> str:
+        seconds, nanos = divmod(value, 10**9)
+        instant = datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc)
+        offset = tz.utcoffset(instant.replace(tzinfo=None))
+        offset_ms = int(offset.total_seconds() * 1000) if offset is not None else 0
+        return java_timestamp(orc_java_seconds(seconds, nanos, offset_ms), nanos)
+
+    return _patch(text, pc.fill_null(near, False), ns, fix)
 
 
 def _window(arr, values: pa.Array) -> tuple[pa.Array, pa.Array]:
@@ -104,16 +132,18 @@ def _window(arr, values: pa.Array) -> tuple[pa.Array, pa.Array]:
     return pc.subtract(offsets, start).cast(pa.int32()), values.slice(start, end - start)
 
 
-def _lists(arr: pa.Array) -> pa.Array:
+def _lists(arr: pa.Array, ctx, path) -> pa.Array:
     offsets, values = _window(arr, arr.values)
-    joined = pc.binary_join(pa.ListArray.from_arrays(offsets, format_values(values)), ",")
+    joined = pc.binary_join(pa.ListArray.from_arrays(
+        offsets, format_values(values, ctx, path + ("[]",))), ",")
     return _nullify(arr, _join("[", joined, "]"))
 
 
-def _maps(arr: pa.Array) -> pa.Array:
+def _maps(arr: pa.Array, ctx, path) -> pa.Array:
     offsets, keys = _window(arr, arr.keys)
     _, items = _window(arr, arr.items)
-    entries = _join('{"_key":', format_values(keys), ',"_value":', format_values(items), "}")
+    entries = _join('{"_key":', format_values(keys, ctx, path + ("_key",)), ',"_value":',
+                    format_values(items, ctx, path + ("_value",)), "}")
     joined = pc.binary_join(pa.ListArray.from_arrays(offsets, entries), ",")
     return _nullify(arr, _join("[", joined, "]"))
 
@@ -130,15 +160,16 @@ def object_text(names: Sequence[str], values: Sequence[pa.Array], length: int) -
     return _join(*parts)
 
 
-def _structs(arr: pa.StructArray) -> pa.Array:
+def _structs(arr: pa.StructArray, ctx, path) -> pa.Array:
     names = [f.name for f in arr.type]
-    values = [format_values(arr.field(i)) for i in range(len(names))]
+    values = [format_values(arr.field(i), ctx, path + (name,)) for i, name in enumerate(names)]
     return _nullify(arr, object_text(names, values, len(arr)))
 
 
-def _unions(arr) -> pa.Array:
+def _unions(arr, ctx, path) -> pa.Array:
     if arr.type.mode == "sparse":
-        children = [format_values(arr.field(i)) for i in range(arr.type.num_fields)]
+        children = [format_values(arr.field(i), ctx, path + (f"[{i}]",))
+                    for i in range(arr.type.num_fields)]
         positions = {code: i for i, code in enumerate(arr.type.type_codes)}
         index = pa.array([positions[c] for c in arr.type_codes.to_pylist()], pa.int8())
         return pc.choose(index, *children)
@@ -173,7 +204,20 @@ def _binary(arr: pa.Array) -> pa.Array:
     return pa.array([None if v is None else java_binary(v) for v in arr.to_pylist()], pa.string())
 
 
-def format_values(arr: pa.Array) -> pa.Array:
+@dataclass(frozen=True)
+class FileContext:
+    """What the ORC footer says that Arrow's values do not: which string columns are CHAR(n)
+    (Java drops their pad spaces) and the zone the stripe was written in."""
+
+    chars: frozenset = frozenset()
+    writer_zone: str | None = None
+
+
+PLAIN = FileContext()
+
+
+def format_values(arr: pa.Array, ctx: FileContext = PLAIN,
+                  path: tuple[str, ...] = ()) -> pa.Array:
     """JSON text for every element of ``arr`` ("null" for nulls); never null itself."""
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
@@ -185,7 +229,7 @@ def format_values(arr: pa.Array) -> pa.Array:
     elif pa.types.is_floating(t):
         text = _doubles(arr)
     elif pa.types.is_string(t) or pa.types.is_large_string(t):
-        text = _strings(arr)
+        text = _strings(arr, path in ctx.chars)
     elif pa.types.is_binary(t) or pa.types.is_large_binary(t):
         text = _binary(arr)
     elif pa.types.is_decimal(t):
@@ -193,15 +237,15 @@ def format_values(arr: pa.Array) -> pa.Array:
     elif pa.types.is_date32(t):
         text = _dates(arr)
     elif pa.types.is_timestamp(t):
-        text = _timestamps(arr)
+        text = _timestamps(arr, ctx.writer_zone)
     elif pa.types.is_map(t):
-        return _maps(arr)
+        return _maps(arr, ctx, path)
     elif pa.types.is_list(t) or pa.types.is_large_list(t):
-        return _lists(arr)
+        return _lists(arr, ctx, path)
     elif pa.types.is_struct(t):
-        return _structs(arr)
+        return _structs(arr, ctx, path)
     elif pa.types.is_union(t):
-        return _unions(arr)
+        return _unions(arr, ctx, path)
     elif pa.types.is_null(t):
         return pa.array(["null"] * len(arr), pa.string())
     else:

@@ -58,6 +58,8 @@ class OrcSource:
     flush: FlushLength | None = None
     real_size: int = 0
     notes: list[str] = field(default_factory=list)
+    _chars: frozenset | None = None
+    _context: object = None
 
     @property
     def schema(self) -> pa.Schema:
@@ -74,6 +76,29 @@ class OrcSource:
             return {}
         return {(k.decode("utf-8", "replace") if isinstance(k, bytes) else k):
                 (v if isinstance(v, bytes) else str(v).encode()) for k, v in meta.items()}
+
+    def context(self, stripe: int = 0) -> "FileContext":
+        """CHAR(n) column paths and the stripe's writer time zone, from the footer via pyorc
+        (pyarrow exposes neither). Only files with such columns pay for the look."""
+        from .jsonl import FileContext
+
+        text = str(self.file.schema)
+        wants_zone = "timestamp" in text
+        if self._context is not None and not wants_zone:
+            return self._context
+        import pyorc
+
+        self.raw.seek(0)
+        reader = pyorc.Reader(self.raw)
+        if self._chars is None:
+            self._chars = frozenset(_char_paths(reader.schema)) if "char(" in str(reader.schema) \
+                else frozenset()
+        zone = None
+        if wants_zone and reader.num_of_stripes > stripe:
+            zone = reader.read_stripe(stripe).writer_timezone
+        self.raw.seek(0)
+        self._context = FileContext(self._chars, zone)
+        return self._context
 
     def reopen_bytes(self) -> bytes:
         self.raw.seek(0)
@@ -134,3 +159,22 @@ def open_orc(loc: Location, rel: str = "", *, honour_flush_length: bool = True) 
         raise OrcReadError(f"{display}: not readable as ORC (truncated or corrupt): {first}") \
             from None
     return OrcSource(display, read_size, orc, raw, flush, size, notes)
+
+
+def _char_paths(t, path: tuple[str, ...] = ()) -> set[tuple[str, ...]]:
+    """Paths (struct names, "[]", "_key"/"_value", "[i]") of CHAR(n) columns in a pyorc type."""
+    from pyorc.enums import TypeKind
+
+    found = {path} if t.kind == TypeKind.CHAR else set()
+    fields = getattr(t, "fields", None)
+    if fields is not None:
+        for name, child in fields.items():
+            found |= _char_paths(child, path + (name,))
+    elif hasattr(t, "key") and hasattr(t, "value"):
+        found |= _char_paths(t.key, path + ("_key",)) | _char_paths(t.value, path + ("_value",))
+    elif hasattr(t, "cont_types"):
+        for i, child in enumerate(t.cont_types):
+            found |= _char_paths(child, path + (f"[{i}]",))
+    elif hasattr(t, "type"):
+        found |= _char_paths(t.type, path + ("[]",))
+    return found

@@ -122,3 +122,17 @@ def gson_string(text: str) -> str:
 
 def java_binary(data: bytes) -> str:
     return "[" + ",".join(str(b) for b in data) + "]"
+
+
+def orc_java_seconds(cpp_seconds: int, nanos: int, writer_offset_ms: int) -> int:
+    """The epoch second ORC Java gives a timestamp that ORC C++ (pyarrow, pyorc) read as
+    ``cpp_seconds``, for a file written in a zone ``writer_offset_ms`` from UTC (reader in UTC).
+
+    Both readers undo an old writer rounding by taking a second off negative instants that have a
+    millisecond fraction, but C++ tests the sign after shifting to the reader's zone and Java
+    before. They disagree only within a day of 1970-01-01 in files not written in UTC."""
+    if nanos <= 999_999:
+        return cpp_seconds
+    post = cpp_seconds + 1 if cpp_seconds < 0 else cpp_seconds  # undo C++'s adjustment
+    pre_ms = post * 1000 + nanos // 1_000_000 - writer_offset_ms
+    return post - 1 if pre_ms < 0 else post

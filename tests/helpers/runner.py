@@ -24,14 +24,17 @@ class Result:
 
 
 def run(*args: str | Path) -> Result:
-    out, err = io.StringIO(), io.StringIO()
+    raw = io.BytesIO()
+    out = io.TextIOWrapper(raw, encoding="utf-8", write_through=True)  # has .buffer, like stdout
+    err = io.StringIO()
     code = 0
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
             main([str(a) for a in args])
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    return Result(code, out.getvalue(), err.getvalue())
+    out.flush()
+    return Result(code, raw.getvalue().decode("utf-8"), err.getvalue())
 
 
 def run_process(*args: str | Path, stdin: bytes | None = None) -> Result:
