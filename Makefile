@@ -32,6 +32,7 @@ docs: install
 
 bench: install
 	$(BIN)/python benchmarks/bench_ls.py
+	$(BIN)/python benchmarks/bench_dump.py
 
 clean:
 	rm -rf $(VENV) demo-table build *.egg-info .pytest_cache .hypothesis

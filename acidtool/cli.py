@@ -197,7 +197,12 @@ def dump_command(
                        decode=decode, with_file=with_file, synthetic_row_ids=synthetic_row_ids,
                        all_files=all_files,
                        snapshot=make_snapshot(hive_version.value, write_ids, txns))
-    result = dump(targets, opts, sys.stdout.buffer, _note)
+    try:
+        result = dump(targets, opts, sys.stdout.buffer, _note)
+    except BrokenPipeError:
+        # The reader went away (`| head`): what it wanted was written. Not an error.
+        _silence_stdout()
+        raise typer.Exit(0)
     if result.failures:
         raise typer.Exit(1)
 

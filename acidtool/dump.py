@@ -7,6 +7,10 @@ stays bounded by one stripe whatever the file size.
 
 from __future__ import annotations
 
+import bisect
+import os
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import BinaryIO, Callable, Iterator, Sequence
 
@@ -14,12 +18,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .core.bucket import encode_v1
+from .core.javafmt import gson_string
 from .core.names import FileName, is_hidden, parse_bucket_id, parse_dir_name
 from .core.select import AcidState
 from .errors import OrcReadError, PathError, UsageError
 from .fs import Location, kind_of, list_tree, resolve
-from .jsonl import FileContext, format_values, lines_buffer, object_text
-from .orc import OrcSource, open_orc
+from .jsonl import (FileContext, Literal, format_parts, format_values, lines_buffer,
+                    object_text)
+from .orc import OrcSource, open_orc, paorc_fragment
 from .snapshot_options import Snapshot, make_snapshot
 from .table import inspect_table
 
@@ -210,16 +216,30 @@ def _single_file(loc: Location, opts: DumpOptions) -> DumpFile:
 # Rows
 
 
-def _stripes(src: OrcSource) -> Iterator[tuple[int, pa.RecordBatch]]:
-    for i in range(src.file.nstripes):
-        try:
-            batch = src.file.read_stripe(i)
-        except pa.ArrowInvalid as exc:
-            if "out of range" not in str(exc):
-                raise OrcReadError(f"{src.path}: stripe {i} is not readable: {exc}") from None
-            batch = _stripe_via_pyorc(src, i)
-        if isinstance(batch, pa.Table):
-            batch = batch.combine_chunks().to_batches()[0]
+def _batches(src: OrcSource) -> Iterator[tuple[int, pa.RecordBatch]]:
+    """(stripe index, batch) in file order, CHUNK_ROWS rows at a time.
+
+    Arrow's dataset scanner reads a stripe in row batches, so memory stays bounded by a batch
+    even when a writer made one enormous stripe. Timestamps outside 1677-2262 do not fit Arrow's
+    nanoseconds: from the stripe where one appears, the rest is read through pyorc."""
+    bounds = src.stripe_starts()
+    fragment = paorc_fragment(src)
+    done = 0
+    try:
+        for batch in fragment.to_batches(batch_size=CHUNK_ROWS, use_threads=False,
+                                         batch_readahead=0, fragment_readahead=0):
+            if batch.num_rows:
+                yield bisect.bisect_right(bounds, done) - 1, batch
+                done += batch.num_rows
+        return
+    except pa.ArrowInvalid as exc:
+        if "out of range" not in str(exc):
+            raise OrcReadError(f"{src.path}: not readable: {exc}") from None
+    stripe = bisect.bisect_right(bounds, done) - 1
+    skip = done - bounds[stripe]
+    for i in range(stripe, len(bounds)):
+        batch = _stripe_via_pyorc(src, i).slice(skip)
+        skip = 0
         for start in range(0, batch.num_rows, CHUNK_ROWS):
             yield i, batch.slice(start, CHUNK_ROWS)
 
@@ -292,7 +312,7 @@ def _acid_lines(batch: pa.RecordBatch, ctx: FileContext, f: DumpFile,
     values = [batch.column(i) for i in range(batch.num_columns)]
     if opts.columns is not None:
         values[5] = _project(values[5], opts.columns, f.display)
-    texts = [format_values(v, ctx, (n,)) for n, v in zip(names, values)]
+    texts = [format_parts(v, ctx, (n,)) for n, v in zip(names, values)]
     if opts.decode:
         codec, bucket_id, statement = _decoded_bucket(acid["bucket"])
         op = pc.cast(acid["operation"], pa.int64())
@@ -308,11 +328,9 @@ def _acid_lines(batch: pa.RecordBatch, ctx: FileContext, f: DumpFile,
 def _finish(names: list[str], texts: list[pa.Array], length: int, f: DumpFile,
             opts: DumpOptions) -> pa.Array:
     if opts.with_file:
-        from .core.javafmt import gson_string
-
         names.append("file")
-        texts.append(pa.array([gson_string(f.display)] * length, pa.string()))
-    return object_text(names, texts, length)
+        texts.append(Literal(gson_string(f.display), length))
+    return object_text(names, texts, length, suffix="\n")
 
 
 def _plain_lines(batch: pa.RecordBatch, ctx: FileContext, f: DumpFile, opts: DumpOptions,
@@ -329,7 +347,7 @@ def _plain_lines(batch: pa.RecordBatch, ctx: FileContext, f: DumpFile, opts: Dum
     if f.synthetic is None:
         if opts.filters_acid_fields:
             return None  # a plain row has no write id, bucket or operation to match
-        return _finish(names, [format_values(v, ctx, (n,)) for n, v in zip(names, values)],
+        return _finish(names, [format_parts(v, ctx, (n,)) for n, v in zip(names, values)],
                        batch.num_rows, f, opts)
     s = f.synthetic
     n = batch.num_rows
@@ -350,29 +368,61 @@ def _plain_lines(batch: pa.RecordBatch, ctx: FileContext, f: DumpFile, opts: Dum
     return _acid_lines(synthetic_batch, nested, f, plain)
 
 
+def _workers() -> int:
+    return max(1, min(4, os.cpu_count() or 1))
+
+
 def dump_file(f: DumpFile, opts: DumpOptions, out: BinaryIO, remaining: int | None,
               note: Callable[[str], None]) -> int:
-    """Write one file's rows; return how many were written."""
+    """Write one file's rows; return how many were written.
+
+    Slices of rows are formatted on a few threads (Arrow's kernels release the GIL) and written
+    in order; at most two slices per thread are in flight, so memory stays bounded."""
     src = open_orc(f.loc, f.rel)
     for message in src.notes:
         note(message)
-    written = 0
-    row_offset = 0
     acid = src.is_acid
-    for stripe, batch in _stripes(src):
-        if remaining is not None and written >= remaining:
-            break
-        n = batch.num_rows
-        ctx = src.context(stripe)
+
+    def jobs():
+        row_offset = 0
+        for stripe, batch in _batches(src):
+            yield batch, src.context(stripe), row_offset
+            row_offset += batch.num_rows
+
+    def render(job) -> pa.Array | None:
+        batch, ctx, row_offset = job
         lines = (_acid_lines(batch, ctx, f, opts) if acid
                  else _plain_lines(batch, ctx, f, opts, row_offset))
-        row_offset += n
         if lines is None or len(lines) == 0:
-            continue
-        if remaining is not None and written + len(lines) > remaining:
-            lines = lines.slice(0, remaining - written)
-        out.write(lines_buffer(pc.binary_join_element_wise(lines, "\n", "")))
-        written += len(lines)
+            return None
+        return lines  # each line already ends in "\n"
+
+    written = 0
+    workers = _workers()
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        pending: deque = deque()
+        source = iter(jobs())
+        exhausted = False
+        while True:
+            while not exhausted and len(pending) < 2 * workers:
+                job = next(source, None)
+                if job is None:
+                    exhausted = True
+                else:
+                    pending.append(pool.submit(render, job))
+            if not pending:
+                break
+            text = pending.popleft().result()
+            if text is None:
+                continue
+            if remaining is not None and written + len(text) > remaining:
+                text = text.slice(0, remaining - written)
+            out.write(lines_buffer(text))
+            written += len(text)
+            if remaining is not None and written >= remaining:
+                for future in pending:
+                    future.cancel()
+                break
     return written
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -19,7 +19,6 @@ from .core.javafmt import (ESCAPES, GREGORIAN_CUTOVER_DAY, gson_string, hive_dec
                            java_date, java_double, java_timestamp, orc_java_seconds)
 
 _LAST_FOUR_DIGIT_DAY = 2932896  # 9999-12-31
-_NEEDS_ESCAPE = "[\\x00-\\x1f\"\\\\\\x{2028}\\x{2029}]"
 
 
 def _join(*parts) -> pa.Array:
@@ -41,21 +40,38 @@ def _patch(text: pa.Array, mask: pa.Array, arr: pa.Array, fn: Callable) -> pa.Ar
     return pc.replace_with_mask(text, mask, pa.array([fn(v) for v in values], pa.string()))
 
 
-def _strings(arr: pa.Array, char: bool = False) -> pa.Array:
+_CONTROL_AND_QUOTES = bytes(range(32)) + b'"\\'
+_LINE_SEPARATORS = (b"\xe2\x80\xa8", b"\xe2\x80\xa9")  # U+2028, U+2029 in UTF-8
+
+
+def _value_bytes(arr: pa.Array) -> memoryview:
+    """The concatenated bytes of a string array's values (its data buffer, as sliced)."""
+    _, offsets, data = arr.buffers()
+    if data is None or len(arr) == 0:
+        return memoryview(b"")
+    first = struct.unpack_from("<i", offsets, 4 * arr.offset)[0]
+    last = struct.unpack_from("<i", offsets, 4 * (arr.offset + len(arr)))[0]
+    return memoryview(data)[first:last]
+
+
+def _strings(arr: pa.Array, char: bool = False) -> "Quoted":
     if pa.types.is_large_string(arr.type):
         arr = arr.cast(pa.string())
     if char:
         arr = pc.utf8_rtrim(arr, " ")
     text = arr
-    if pc.any(pc.match_substring_regex(arr, _NEEDS_ESCAPE)).as_py():
-        text = pc.replace_substring(text, "\\", "\\\\")
-        text = pc.replace_substring(text, '"', '\\"')
+    data = _value_bytes(arr).tobytes()
+    # Most columns need no escaping at all: find that out with two C-speed passes.
+    if (len(data.translate(None, _CONTROL_AND_QUOTES)) != len(data)
+            or any(sep in data for sep in _LINE_SEPARATORS)):
+        present = {chr(b) for b in set(data) & set(_CONTROL_AND_QUOTES)}
+        present |= {sep.decode() for sep in _LINE_SEPARATORS if sep in data}
+        if "\\" in present:
+            text = pc.replace_substring(text, "\\", "\\\\")
         for char, escaped in ESCAPES.items():
-            if char in '"\\':
-                continue
-            if pc.any(pc.match_substring(text, char)).as_py():
+            if char in present and char != "\\":
                 text = pc.replace_substring(text, char, escaped)
-    return _join('"', text, '"')
+    return Quoted(text)
 
 
 def _doubles(arr: pa.Array) -> pa.Array:
@@ -63,11 +79,26 @@ def _doubles(arr: pa.Array) -> pa.Array:
         arr = pc.cast(arr, pa.float64())  # Java widens a float column's values to double
     text = pc.cast(arr, pa.string())
     magnitude = pc.abs(arr)
-    plain = pc.or_(pc.and_(pc.greater_equal(magnitude, 1e-3), pc.less(magnitude, 1e7)),
-                   pc.equal(arr, 0.0))
-    plain = pc.fill_null(plain, True)
-    text = pc.if_else(pc.match_substring(text, "."), text, _join(text, ".0"))
-    return _patch(text, pc.invert(plain), arr, java_double)
+    low, high = pc.min_max(magnitude).values()
+    low, high = low.as_py(), high.as_py()
+    if low is None:  # all null
+        return text
+    if not (low >= 1e-3 and high < 1e7) or pc.any(pc.is_nan(arr)).as_py():
+        # Some values need Java's exponent form (or are 0, NaN, infinite): find exactly which.
+        plain = pc.or_(pc.and_(pc.greater_equal(magnitude, 1e-3), pc.less(magnitude, 1e7)),
+                       pc.equal(arr, 0.0))
+        odd = pc.invert(pc.fill_null(plain, True))
+    else:
+        odd = None
+    # Arrow prints integral values without a fraction; Java always has one ("5000.0").
+    integral = pc.fill_null(pc.equal(pc.floor(arr), arr), False)
+    if odd is not None:
+        integral = pc.and_(integral, pc.invert(odd))
+    if pc.any(integral).as_py():
+        text = pc.replace_with_mask(text, integral, _join(pc.filter(text, integral), ".0"))
+    if odd is not None:
+        text = _patch(text, odd, arr, java_double)
+    return text
 
 
 def _decimals(arr: pa.Array) -> pa.Array:
@@ -76,7 +107,7 @@ def _decimals(arr: pa.Array) -> pa.Array:
         text = pc.replace_substring_regex(text, r"\.?0+$", "")
     text = pc.if_else(pc.equal(text, "-0"), "0", text)
     text = _patch(text, pc.match_substring(text, "E"), arr, hive_decimal)
-    return _join('"', text, '"')
+    return Quoted(text)
 
 
 def _dates(arr: pa.Array) -> pa.Array:
@@ -84,7 +115,7 @@ def _dates(arr: pa.Array) -> pa.Array:
     text = pc.cast(arr, pa.string())
     odd = pc.or_(pc.less(days, GREGORIAN_CUTOVER_DAY), pc.greater(days, _LAST_FOUR_DIGIT_DAY))
     text = _patch(text, odd, days, java_date)
-    return _join('"', text, '"')
+    return Quoted(text)
 
 
 def _timestamps(arr: pa.Array, writer_zone: str | None) -> pa.Array:
@@ -98,7 +129,7 @@ def _timestamps(arr: pa.Array, writer_zone: str | None) -> pa.Array:
     text = pc.replace_substring_regex(text, r"\.$", ".0")
     if writer_zone and writer_zone not in ("UTC", "GMT", "Etc/UTC", "Z"):
         text = _java_near_epoch(text, arr, writer_zone)
-    return _join('"', text, '"')
+    return Quoted(text)
 
 
 def _java_near_epoch(text: pa.Array, arr: pa.Array, zone: str) -> pa.Array:
@@ -148,21 +179,58 @@ def _maps(arr: pa.Array, ctx, path) -> pa.Array:
     return _nullify(arr, _join("[", joined, "]"))
 
 
-def object_text(names: Sequence[str], values: Sequence[pa.Array], length: int) -> pa.Array:
-    """``{"name":value,...}`` for every row, from already formatted values."""
+def object_pieces(names: Sequence[str], values: Sequence) -> list:
+    """The pieces of ``{"name":value,...}``: literal strings and arrays, adjacent literals merged.
+
+    Each argument of Arrow's element-wise join costs about the same whether it is an array or a
+    literal, so folding quotes, constant columns and nested objects into as few pieces as
+    possible is what makes formatting fast."""
+    pieces: list = []
+
+    def lit(text: str) -> None:
+        if pieces and isinstance(pieces[-1], str):
+            pieces[-1] += text
+        else:
+            pieces.append(text)
+
     if not names:
-        return pa.array(["{}"] * length, pa.string())
-    parts: list = []
+        return ["{}"]
     for i, (name, value) in enumerate(zip(names, values)):
-        parts.append(("{" if i == 0 else ",") + gson_string(name) + ":")
-        parts.append(value)
-    parts.append("}")
-    return _join(*parts)
+        lit(("{" if i == 0 else ",") + gson_string(name) + ":")
+        if isinstance(value, Quoted):
+            lit('"')
+            pieces.append(value.text)
+            lit('"')
+        elif isinstance(value, Literal):
+            lit(value.text)
+        elif isinstance(value, Pieces):
+            for piece in value.items:
+                lit(piece) if isinstance(piece, str) else pieces.append(piece)
+        else:
+            pieces.append(value)
+    lit("}")
+    return pieces
 
 
-def _structs(arr: pa.StructArray, ctx, path) -> pa.Array:
+def join_pieces(pieces: list, length: int, suffix: str = "") -> pa.Array:
+    if suffix:
+        pieces = pieces[:-1] + [pieces[-1] + suffix] if isinstance(pieces[-1], str) \
+            else pieces + [suffix]
+    if len(pieces) == 1:
+        return pa.array([pieces[0]] * length, pa.string())
+    return _join(*pieces)
+
+
+def object_text(names: Sequence[str], values: Sequence, length: int, suffix: str = "") -> pa.Array:
+    """``{"name":value,...}`` (plus ``suffix``) for every row, from formatted values."""
+    return join_pieces(object_pieces(names, values), length, suffix)
+
+
+def _structs(arr: pa.StructArray, ctx, path):
     names = [f.name for f in arr.type]
-    values = [format_values(arr.field(i), ctx, path + (name,)) for i, name in enumerate(names)]
+    values = [format_parts(arr.field(i), ctx, path + (name,)) for i, name in enumerate(names)]
+    if arr.null_count == 0:
+        return Pieces(object_pieces(names, values))  # joined once, by the enclosing object
     return _nullify(arr, object_text(names, values, len(arr)))
 
 
@@ -216,15 +284,51 @@ class FileContext:
 PLAIN = FileContext()
 
 
+class Quoted(NamedTuple):
+    """Text that still needs its surrounding double quotes."""
+
+    text: pa.Array
+
+
+class Pieces(NamedTuple):
+    """An object's text not yet joined: literal strings and arrays (see object_pieces)."""
+
+    items: list
+
+
+class Literal(NamedTuple):
+    """The same text in every row (a constant column, common for ACID fields in a slice)."""
+
+    text: str
+    length: int
+
+
 def format_values(arr: pa.Array, ctx: FileContext = PLAIN,
                   path: tuple[str, ...] = ()) -> pa.Array:
     """JSON text for every element of ``arr`` ("null" for nulls); never null itself."""
+    value = format_parts(arr, ctx, path)
+    if isinstance(value, Quoted):
+        return _join('"', value.text, '"')
+    if isinstance(value, Literal):
+        return pa.array([value.text] * value.length, pa.string())
+    if isinstance(value, Pieces):
+        return join_pieces(value.items, len(arr))
+    return value
+
+
+def format_parts(arr: pa.Array, ctx: FileContext = PLAIN, path: tuple[str, ...] = ()):
+    """Like format_values, but a column without nulls whose values are JSON strings may come
+    back as Quoted, for the caller to fold the quotes into its own literal pieces."""
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
     t = arr.type
     if pa.types.is_boolean(t):
         text = pc.if_else(arr, "true", "false")
     elif pa.types.is_integer(t):
+        if arr.null_count == 0 and len(arr) > 1:
+            low, high = pc.min_max(arr).values()
+            if low == high:
+                return Literal(str(low.as_py()), len(arr))
         text = pc.cast(arr, pa.string())
     elif pa.types.is_floating(t):
         text = _doubles(arr)
@@ -243,13 +347,18 @@ def format_values(arr: pa.Array, ctx: FileContext = PLAIN,
     elif pa.types.is_list(t) or pa.types.is_large_list(t):
         return _lists(arr, ctx, path)
     elif pa.types.is_struct(t):
-        return _structs(arr, ctx, path)
+        text = _structs(arr, ctx, path)
+        return text if isinstance(text, Pieces) else pc.fill_null(text, "null")
     elif pa.types.is_union(t):
         return _unions(arr, ctx, path)
     elif pa.types.is_null(t):
         return pa.array(["null"] * len(arr), pa.string())
     else:
         raise TypeError(f"no JSON spelling for Arrow type {t}")
+    if isinstance(text, Quoted):
+        if arr.null_count == 0:
+            return text
+        text = _join('"', text.text, '"')
     return pc.fill_null(text, "null")
 
 

@@ -59,7 +59,9 @@ class OrcSource:
     real_size: int = 0
     notes: list[str] = field(default_factory=list)
     _chars: frozenset | None = None
-    _context: object = None
+    _contexts: dict = field(default_factory=dict)
+    _starts: list | None = None
+    location: tuple | None = None  # (filesystem, path) when the whole file is read in place
 
     @property
     def schema(self) -> pa.Schema:
@@ -77,28 +79,37 @@ class OrcSource:
         return {(k.decode("utf-8", "replace") if isinstance(k, bytes) else k):
                 (v if isinstance(v, bytes) else str(v).encode()) for k, v in meta.items()}
 
+    def stripe_starts(self) -> list[int]:
+        """The first row of every stripe (from the footer, through pyorc)."""
+        if self._starts is None:
+            import pyorc
+
+            self.raw.seek(0)
+            reader = pyorc.Reader(self.raw)
+            self._starts = [s.row_offset for s in reader.iter_stripes()] or [0]
+            self.raw.seek(0)
+        return self._starts
+
     def context(self, stripe: int = 0) -> "FileContext":
         """CHAR(n) column paths and the stripe's writer time zone, from the footer via pyorc
-        (pyarrow exposes neither). Only files with such columns pay for the look."""
+        (pyarrow exposes neither). Looked up once per file and stripe."""
         from .jsonl import FileContext
 
-        text = str(self.file.schema)
-        wants_zone = "timestamp" in text
-        if self._context is not None and not wants_zone:
-            return self._context
+        if stripe in self._contexts:
+            return self._contexts[stripe]
         import pyorc
 
         self.raw.seek(0)
         reader = pyorc.Reader(self.raw)
         if self._chars is None:
-            self._chars = frozenset(_char_paths(reader.schema)) if "char(" in str(reader.schema) \
-                else frozenset()
+            schema = reader.schema
+            self._chars = frozenset(_char_paths(schema)) if "char(" in str(schema) else frozenset()
         zone = None
-        if wants_zone and reader.num_of_stripes > stripe:
+        if "timestamp" in str(self.file.schema) and reader.num_of_stripes > stripe:
             zone = reader.read_stripe(stripe).writer_timezone
         self.raw.seek(0)
-        self._context = FileContext(self._chars, zone)
-        return self._context
+        self._contexts[stripe] = FileContext(self._chars, zone)
+        return self._contexts[stripe]
 
     def reopen_bytes(self) -> bytes:
         self.raw.seek(0)
@@ -117,17 +128,22 @@ def is_acid_schema(schema: pa.Schema, exact: bool = False) -> bool:
 
 
 def _flush_side_file(loc: Location, rel: str) -> FlushLength | None:
-    side = rel + FLUSH_LENGTH_SUFFIX
-    if kind_of(loc.child(side)) != "file":
+    if rel:
+        side, side_loc = rel + FLUSH_LENGTH_SUFFIX, loc
+    else:  # loc is the data file itself
+        side = ""
+        side_loc = Location(loc.fs, loc.path + FLUSH_LENGTH_SUFFIX, loc.url + FLUSH_LENGTH_SUFFIX)
+    target = side_loc.child(side) if side else side_loc
+    if kind_of(target) != "file":
         return None
-    return parse_flush_lengths(read_bytes(loc, side), loc.url_of(side))
+    return parse_flush_lengths(read_bytes(side_loc, side), side_loc.url_of(side))
 
 
 def open_orc(loc: Location, rel: str = "", *, honour_flush_length: bool = True) -> OrcSource:
     """Open ``loc/rel``. A sibling ``<name>_flush_length`` limits the read to the committed bytes."""
     display = loc.url_of(rel)
     size = file_size(loc, rel)
-    flush = _flush_side_file(loc, rel) if honour_flush_length and rel else None
+    flush = _flush_side_file(loc, rel) if honour_flush_length else None
     if size == 0:
         raise OrcReadError(f"{display}: empty file (0 bytes), not ORC")
     notes = []
@@ -158,7 +174,21 @@ def open_orc(loc: Location, rel: str = "", *, honour_flush_length: bool = True) 
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise OrcReadError(f"{display}: not readable as ORC (truncated or corrupt): {first}") \
             from None
-    return OrcSource(display, read_size, orc, raw, flush, size, notes)
+    source = OrcSource(display, read_size, orc, raw, flush, size, notes)
+    if flush is None:
+        source.location = (loc.fs, loc.join(rel))
+    return source
+
+
+def paorc_fragment(src: OrcSource):
+    """An Arrow dataset fragment over the file (or over the committed bytes of an open one)."""
+    import pyarrow.dataset as ds
+
+    fmt = ds.OrcFileFormat()
+    if src.location is not None:
+        fs, path = src.location
+        return fmt.make_fragment(path, filesystem=fs)
+    return fmt.make_fragment(pa.BufferReader(src.reopen_bytes()))
 
 
 def _char_paths(t, path: tuple[str, ...] = ()) -> set[tuple[str, ...]]:

@@ -5,7 +5,7 @@
   Digits are the shortest that round-trip, as JDK 19+ prints them; JDK 8-18 print a longer digit
   string for about one value in a hundred of magnitude >= 1e16 (their FloatingDecimal).
 * dates: ``DateWritable(days).toString()``, a ``java.sql.Date``: the Julian calendar before
-  1582-10-15 (Java's hybrid calendar), the year of era, zero padded to four digits.
+  1582-10-15 (Java's hybrid calendar), the year of era as its last four digits (10054 -> 0054).
 * timestamps: ``java.sql.Timestamp.toString()`` with the JVM in UTC: ``yyyy-mm-dd hh:mm:ss.f``,
   nanoseconds without trailing zeros but at least one digit, hybrid calendar as for dates.
 * decimals: ``HiveDecimalWritable.toString()``: plain notation, trailing zeros dropped, no ``-0``.
@@ -33,6 +33,8 @@ def java_double(value: float) -> str:
     if value == 0:
         return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
     magnitude = abs(value)
+    if magnitude == 5e-324:  # Double.MIN_VALUE: every JDK prints two digits here
+        return "-4.9E-324" if value < 0 else "4.9E-324"
     text = repr(value)
     if 1e-3 <= magnitude < 1e7:
         if "e" in text:  # repr switches to exponent form below 1e-4
@@ -80,12 +82,14 @@ def hybrid_date(days: int) -> tuple[int, int, int]:
 
 
 def _year(year: int) -> str:
+    # java.sql.Date and Timestamp print four digits; Date keeps only the last four of a year
+    # past 9999 (10054 prints as 0054), Timestamp prints them all.
     return f"{year:04d}"
 
 
 def java_date(days: int) -> str:
     year, month, day = hybrid_date(days)
-    return f"{_year(year)}-{month:02d}-{day:02d}"
+    return f"{year % 10000:04d}-{month:02d}-{day:02d}"
 
 
 def java_timestamp(seconds: int, nanos: int) -> str:

@@ -90,7 +90,9 @@ def _ref(value, t) -> str:
         return str(value)
     if kind in (TypeKind.FLOAT, TypeKind.DOUBLE):
         return java_double(value)
-    if kind in (TypeKind.STRING, TypeKind.CHAR, TypeKind.VARCHAR):
+    if kind == TypeKind.CHAR:  # ORC Java returns CHAR(n) without its pad spaces
+        return gson_string(value.rstrip(" "))
+    if kind in (TypeKind.STRING, TypeKind.VARCHAR):
         return gson_string(value)
     if kind == TypeKind.BINARY:
         return java_binary(value)
