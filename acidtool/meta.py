@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-import datetime
-import decimal
-import io
 from dataclasses import dataclass, field
-
-import pyorc
 
 from .core.bucket import BucketCodecError, decode
 from .orc import OrcSource, is_acid_schema
@@ -72,40 +67,9 @@ def acid_metadata(user: dict[str, bytes]) -> AcidMetadata:
 
 
 def _plain(value):
-    if isinstance(value, (datetime.datetime, datetime.date, decimal.Decimal)):
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
         return str(value)
-    if isinstance(value, bytes):
-        return list(value)
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if hasattr(value, "name") and hasattr(value, "value"):  # enums
-        return value.name.lower()
     return value
-
-
-def _children(schema) -> list[tuple[str, object]]:
-    fields = getattr(schema, "fields", None)
-    if fields is not None:  # struct: a mapping of names to types
-        return list(fields.items())
-    if hasattr(schema, "key") and hasattr(schema, "value"):  # map
-        return [("_key", schema.key), ("_value", schema.value)]
-    if hasattr(schema, "cont_types"):  # union
-        return [(f"[{i}]", t) for i, t in enumerate(schema.cont_types)]
-    if hasattr(schema, "type"):  # list
-        return [("[]", schema.type)]
-    return []
-
-
-def _columns(schema, name="") -> list[tuple[int, str, str]]:
-    """ORC column ids in pre-order with a dotted name for each."""
-    out = [(schema.column_id, name or "(root)", str(schema))]
-    for child_name, child in _children(schema):
-        joined = child_name if not name else (
-            f"{name}{child_name}" if child_name.startswith("[") else f"{name}.{child_name}")
-        out.extend(_columns(child, joined))
-    return out
 
 
 @dataclass
@@ -127,32 +91,39 @@ class FileMeta:
     user_metadata: dict[str, str] = field(default_factory=dict)
     acid: AcidMetadata | None = None
     flush_length: dict | None = None
+    calendar: str | None = None
 
 
 def read_meta(src: OrcSource) -> FileMeta:
-    f = src.file
+    """Everything from the footer this acidtool decodes itself (core/orcproto): no second
+    reader, and no crash on statistics other readers choke on (Presto-written strings)."""
+    f, footer = src.file, src.footer
     user = src.user_metadata()
-    reader = pyorc.Reader(io.BytesIO(src.reopen_bytes()))
-    stripes = []
-    for i, stripe in enumerate(reader.iter_stripes()):
-        stripes.append({"stripe": i, "offset": stripe.bytes_offset, "length": stripe.bytes_length,
-                        "rows": len(stripe), "first_row": stripe.row_offset})
+    stripes, first = [], 0
+    for i, stripe in enumerate(footer.stripes):
+        stripes.append({"stripe": i, "offset": stripe.offset, "length": stripe.length,
+                        "rows": stripe.rows, "first_row": first, "index_length": stripe.index_length,
+                        "data_length": stripe.data_length, "footer_length": stripe.footer_length})
+        first += stripe.rows
     columns = []
-    for cid, name, type_text in _columns(reader.schema):
-        try:
-            stats = _plain(dict(reader[cid].statistics))
-        except Exception as exc:  # noqa: BLE001 - a damaged statistic should not hide the rest
-            stats = {"error": str(exc)}
-        columns.append({"id": cid, "name": name, "type": type_text, "statistics": stats})
+    for cid, name in footer.column_names():
+        st = footer.statistics[cid] if cid < len(footer.statistics) else None
+        stats = {}
+        if st is not None:
+            stats = {"number_of_values": st.number_of_values, "has_null": st.has_null,
+                     **{k: _plain(v) for k, v in st.values.items()}}
+        columns.append({"id": cid, "name": name, "type": footer.type_string(cid),
+                        "statistics": stats})
     acid = acid_metadata(user) if any(k.startswith("hive.acid.") for k in user) else None
     meta = FileMeta(
         path=src.path, size=src.size, rows=f.nrows,
         compression=str(f.compression), compression_block_size=f.compression_size,
         file_version=str(f.file_version), writer=str(f.writer),
         writer_version=str(f.writer_version), software_version=str(f.software_version),
-        row_index_stride=f.row_index_stride, schema=str(reader.schema),
+        row_index_stride=f.row_index_stride, schema=footer.type_string(),
         acid_schema=is_acid_schema(f.schema), stripes=stripes, columns=columns,
-        user_metadata={k: v.decode("utf-8", "replace") for k, v in user.items()}, acid=acid)
+        user_metadata={k: v.decode("utf-8", "replace") for k, v in user.items()}, acid=acid,
+        calendar=footer.calendar)
     if src.flush is not None:
         meta.flush_length = {"side_file": src.flush.path, "lengths": list(src.flush.lengths),
                              "committed": src.flush.committed, "file_size": src.real_size}

@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.orc as paorc
 
 from .core.names import FLUSH_LENGTH_SUFFIX
+from .core.orcproto import Footer, ProtoError, parse_file_tail
 from .errors import OrcReadError
 from .fs import Location, file_size, kind_of, read_bytes
 
@@ -60,7 +61,7 @@ class OrcSource:
     notes: list[str] = field(default_factory=list)
     _chars: frozenset | None = None
     _contexts: dict = field(default_factory=dict)
-    _starts: list | None = None
+    _footer: Footer | None = None
     location: tuple | None = None  # (filesystem, path) when the whole file is read in place
 
     @property
@@ -79,35 +80,42 @@ class OrcSource:
         return {(k.decode("utf-8", "replace") if isinstance(k, bytes) else k):
                 (v if isinstance(v, bytes) else str(v).encode()) for k, v in meta.items()}
 
-    def stripe_starts(self) -> list[int]:
-        """The first row of every stripe (from the footer, through pyorc)."""
-        if self._starts is None:
-            import pyorc
+    @property
+    def footer(self) -> Footer:
+        """The file tail, decoded (stripes, types, metadata, statistics)."""
+        if self._footer is None:
+            try:
+                self._footer = parse_file_tail(self.file.reader.serialized_file_tail())
+            except ProtoError as exc:
+                raise OrcReadError(f"{self.path}: unreadable ORC footer: {exc}") from None
+        return self._footer
 
-            self.raw.seek(0)
-            reader = pyorc.Reader(self.raw)
-            self._starts = [s.row_offset for s in reader.iter_stripes()] or [0]
-            self.raw.seek(0)
-        return self._starts
+    def stripe_starts(self) -> list[int]:
+        """The first row of every stripe."""
+        starts, row = [], 0
+        for rows in self.footer.stripe_rows:
+            starts.append(row)
+            row += rows
+        return starts or [0]
 
     def context(self, stripe: int = 0) -> "FileContext":
-        """CHAR(n) column paths and the stripe's writer time zone, from the footer via pyorc
-        (pyarrow exposes neither). Looked up once per file and stripe."""
+        """CHAR(n) column paths (from the footer) and, for files with timestamps, the zone the
+        stripe was written in (from its stripe footer, through pyorc). Once per stripe."""
         from .jsonl import FileContext
 
         if stripe in self._contexts:
             return self._contexts[stripe]
-        import pyorc
-
-        self.raw.seek(0)
-        reader = pyorc.Reader(self.raw)
         if self._chars is None:
-            schema = reader.schema
-            self._chars = frozenset(_char_paths(schema)) if "char(" in str(schema) else frozenset()
+            self._chars = frozenset(_char_paths(self.footer))
         zone = None
-        if "timestamp" in str(self.file.schema) and reader.num_of_stripes > stripe:
-            zone = reader.read_stripe(stripe).writer_timezone
-        self.raw.seek(0)
+        if any(t.kind.startswith("timestamp") for t in self.footer.types):
+            import pyorc
+
+            self.raw.seek(0)
+            reader = pyorc.Reader(self.raw)
+            if reader.num_of_stripes > stripe:
+                zone = reader.read_stripe(stripe).writer_timezone
+            self.raw.seek(0)
         self._contexts[stripe] = FileContext(self._chars, zone)
         return self._contexts[stripe]
 
@@ -191,20 +199,26 @@ def paorc_fragment(src: OrcSource):
     return fmt.make_fragment(pa.BufferReader(src.reopen_bytes()))
 
 
-def _char_paths(t, path: tuple[str, ...] = ()) -> set[tuple[str, ...]]:
-    """Paths (struct names, "[]", "_key"/"_value", "[i]") of CHAR(n) columns in a pyorc type."""
-    from pyorc.enums import TypeKind
+def _char_paths(footer: Footer) -> set[tuple[str, ...]]:
+    """Paths (struct names, "[]", "_key"/"_value", "[i]") of CHAR(n) columns."""
+    found: set[tuple[str, ...]] = set()
 
-    found = {path} if t.kind == TypeKind.CHAR else set()
-    fields = getattr(t, "fields", None)
-    if fields is not None:
-        for name, child in fields.items():
-            found |= _char_paths(child, path + (name,))
-    elif hasattr(t, "key") and hasattr(t, "value"):
-        found |= _char_paths(t.key, path + ("_key",)) | _char_paths(t.value, path + ("_value",))
-    elif hasattr(t, "cont_types"):
-        for i, child in enumerate(t.cont_types):
-            found |= _char_paths(child, path + (f"[{i}]",))
-    elif hasattr(t, "type"):
-        found |= _char_paths(t.type, path + ("[]",))
+    def walk(cid: int, path: tuple[str, ...]) -> None:
+        t = footer.types[cid]
+        if t.kind == "char":
+            found.add(path)
+        elif t.kind == "struct":
+            for name, sub in zip(t.field_names, t.subtypes):
+                walk(sub, path + (name,))
+        elif t.kind == "array":
+            walk(t.subtypes[0], path + ("[]",))
+        elif t.kind == "map":
+            walk(t.subtypes[0], path + ("_key",))
+            walk(t.subtypes[1], path + ("_value",))
+        elif t.kind == "uniontype":
+            for i, sub in enumerate(t.subtypes):
+                walk(sub, path + (f"[{i}]",))
+
+    if footer.types:
+        walk(0, ())
     return found

@@ -1,0 +1,308 @@
+"""The ORC file tail (protobuf), decoded with the standard library only.
+
+pyarrow hands over the serialized tail in the same call that opens a file; decoding the few
+fields validation needs here (stripes, types, user metadata, column statistics, calendar) costs
+less than opening the file a second time with another reader. Field numbers follow ORC's
+``orc_proto.proto``; unknown fields are skipped, as protobuf requires.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+_KINDS = ("boolean", "tinyint", "smallint", "int", "bigint", "float", "double", "string",
+          "binary", "timestamp", "array", "map", "struct", "uniontype", "decimal", "date",
+          "varchar", "char", "timestamp with local time zone")
+
+
+class ProtoError(ValueError):
+    """The bytes are not a well-formed ORC tail."""
+
+
+def _varint(buf: bytes, pos: int) -> tuple[int, int]:
+    result = shift = 0
+    while True:
+        if pos >= len(buf):
+            raise ProtoError("truncated varint")
+        b = buf[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return result, pos
+        shift += 7
+        if shift > 70:
+            raise ProtoError("varint too long")
+
+
+def _zigzag(n: int) -> int:
+    return (n >> 1) ^ -(n & 1)
+
+
+def fields(buf: bytes):
+    """(field number, wire type, value) triples: ints for varints, bytes for length-delimited."""
+    pos, end = 0, len(buf)
+    while pos < end:
+        key, pos = _varint(buf, pos)
+        number, wire = key >> 3, key & 7
+        if wire == 0:
+            value, pos = _varint(buf, pos)
+        elif wire == 2:
+            length, pos = _varint(buf, pos)
+            value = buf[pos:pos + length]
+            if len(value) != length:
+                raise ProtoError("truncated field")
+            pos += length
+        elif wire == 1:
+            value, pos = int.from_bytes(buf[pos:pos + 8], "little"), pos + 8
+        elif wire == 5:
+            value, pos = int.from_bytes(buf[pos:pos + 4], "little"), pos + 4
+        else:
+            raise ProtoError(f"unsupported wire type {wire}")
+        yield number, wire, value
+
+
+@dataclass(frozen=True)
+class IntStats:
+    minimum: int | None
+    maximum: int | None
+    sum: int | None = None
+
+
+@dataclass(frozen=True)
+class ColumnStats:
+    """ColumnStatistics. ``values`` holds the type-specific part as plain values (minimum,
+    maximum, sum, true_count...), ``ints`` the integer part that validation relies on."""
+
+    number_of_values: int | None = None
+    has_null: bool | None = None  # None: the writer did not say (old writers)
+    ints: IntStats | None = None
+    values: dict = field(default_factory=dict)
+    bytes_on_disk: int | None = None
+
+
+@dataclass(frozen=True)
+class StripeInfo:
+    offset: int
+    index_length: int
+    data_length: int
+    footer_length: int
+    rows: int
+
+    @property
+    def length(self) -> int:
+        return self.index_length + self.data_length + self.footer_length
+
+
+@dataclass(frozen=True)
+class OrcType:
+    kind: str
+    subtypes: tuple[int, ...] = ()
+    field_names: tuple[str, ...] = ()
+    maximum_length: int | None = None
+    precision: int | None = None
+    scale: int | None = None
+
+
+@dataclass(frozen=True)
+class Footer:
+    rows: int = 0
+    stripes: tuple[StripeInfo, ...] = ()
+    types: tuple[OrcType, ...] = ()
+    metadata: dict[str, bytes] = field(default_factory=dict)
+    statistics: tuple[ColumnStats, ...] = ()
+    calendar: str | None = None  # "JULIAN_GREGORIAN", "PROLEPTIC_GREGORIAN" or None (unknown)
+    software_version: str | None = None
+    row_index_stride: int | None = None
+
+    @property
+    def stripe_rows(self) -> tuple[int, ...]:
+        return tuple(s.rows for s in self.stripes)
+
+    def column_names(self) -> list[tuple[int, str]]:
+        """(column id, dotted name) in pre-order, as meta shows them."""
+        out: list[tuple[int, str]] = []
+
+        def walk(cid: int, name: str) -> None:
+            out.append((cid, name or "(root)"))
+            t = self.types[cid]
+            if t.kind == "struct":
+                for child_name, sub in zip(t.field_names, t.subtypes):
+                    walk(sub, f"{name}.{child_name}" if name else child_name)
+            elif t.kind == "array":
+                walk(t.subtypes[0], f"{name}[]")
+            elif t.kind == "map":
+                walk(t.subtypes[0], f"{name}._key")
+                walk(t.subtypes[1], f"{name}._value")
+            elif t.kind == "uniontype":
+                for i, sub in enumerate(t.subtypes):
+                    walk(sub, f"{name}[{i}]")
+
+        if self.types:
+            walk(0, "")
+        return out
+
+    def type_string(self, column: int = 0) -> str:
+        """The ORC type text of a column (``struct<a:int,...>``)."""
+        t = self.types[column]
+        if t.kind == "struct":
+            return "struct<" + ",".join(f"{_name(n)}:{self.type_string(s)}"
+                                        for n, s in zip(t.field_names, t.subtypes)) + ">"
+        if t.kind in ("array", "map", "uniontype"):
+            return f"{t.kind}<" + ",".join(self.type_string(s) for s in t.subtypes) + ">"
+        if t.kind == "decimal":
+            return f"decimal({t.precision if t.precision is not None else 38},{t.scale or 0})"
+        if t.kind in ("char", "varchar"):
+            return f"{t.kind}({t.maximum_length})"
+        return t.kind
+
+    def top_level(self) -> list[tuple[str, int]]:
+        """(name, column id) of the root struct's fields."""
+        root = self.types[0] if self.types else OrcType("struct")
+        return list(zip(root.field_names, root.subtypes))
+
+
+def _name(name: str) -> str:
+    simple = name.replace("_", "a").isalnum()
+    return name if simple else "`" + name.replace("`", "``") + "`"
+
+
+def _int_stats(buf: bytes) -> IntStats:
+    lo = hi = total = None
+    for number, wire, value in fields(buf):
+        if number == 1 and wire == 0:
+            lo = _zigzag(value)
+        elif number == 2 and wire == 0:
+            hi = _zigzag(value)
+        elif number == 3 and wire == 0:
+            total = _zigzag(value)
+    return IntStats(lo, hi, total)
+
+
+def _double(raw: int) -> float:
+    import struct
+
+    return struct.unpack("<d", raw.to_bytes(8, "little"))[0]
+
+
+_TEXT_STATS = {1: "minimum", 2: "maximum", 4: "lower_bound", 5: "upper_bound"}
+
+
+def _typed_stats(number: int, buf: bytes) -> dict:
+    """The type-specific statistics message, as plain values."""
+    out: dict = {}
+    for f_number, f_wire, value in fields(buf):
+        if number == 3 and f_wire == 1:  # DoubleStatistics: min, max, sum (fixed64)
+            out[{1: "minimum", 2: "maximum", 3: "sum"}.get(f_number, str(f_number))] = _double(value)
+        elif number == 4:  # StringStatistics
+            if f_number in _TEXT_STATS and f_wire == 2:
+                out[_TEXT_STATS[f_number]] = value.decode("utf-8", "replace")
+            elif f_number == 3 and f_wire == 0:
+                out["total_length"] = _zigzag(value)
+        elif number == 5 and f_number == 1:  # BucketStatistics: true count (packed)
+            out["true_count"] = sum(_packed(value, f_wire))
+        elif number == 6 and f_wire == 2:  # DecimalStatistics: strings
+            out[{1: "minimum", 2: "maximum", 3: "sum"}.get(f_number, str(f_number))] = \
+                value.decode("ascii", "replace")
+        elif number == 7 and f_wire == 0:  # DateStatistics: days
+            out[{1: "minimum", 2: "maximum"}.get(f_number, str(f_number))] = _zigzag(value)
+        elif number == 8 and f_number == 1 and f_wire == 0:  # BinaryStatistics
+            out["total_length"] = _zigzag(value)
+        elif number == 9 and f_wire == 0:  # TimestampStatistics (milliseconds)
+            out[{1: "minimum_local", 2: "maximum_local", 3: "minimum_utc",
+                 4: "maximum_utc", 5: "minimum_nanos", 6: "maximum_nanos"}.get(
+                     f_number, str(f_number))] = _zigzag(value) if f_number <= 4 else value
+    return out
+
+
+def _column_stats(buf: bytes) -> ColumnStats:
+    count = has_null = ints = on_disk = None
+    values: dict = {}
+    for number, wire, value in fields(buf):
+        if number == 1 and wire == 0:
+            count = value
+        elif number == 2 and wire == 2:
+            ints = _int_stats(value)
+            values = {"minimum": ints.minimum, "maximum": ints.maximum, "sum": ints.sum}
+        elif 3 <= number <= 9 and wire == 2:
+            values = _typed_stats(number, value)
+        elif number == 10 and wire == 0:
+            has_null = bool(value)
+        elif number == 11 and wire == 0:
+            on_disk = value
+    return ColumnStats(count, has_null, ints, {k: v for k, v in values.items() if v is not None},
+                       on_disk)
+
+
+def _packed(value, wire) -> list[int]:
+    if wire == 0:
+        return [value]
+    out, pos = [], 0
+    while pos < len(value):
+        v, pos = _varint(value, pos)
+        out.append(v)
+    return out
+
+
+def _type(buf: bytes) -> OrcType:
+    kind, subtypes, names = "struct", [], []
+    max_len = precision = scale = None
+    for number, wire, value in fields(buf):
+        if number == 1:
+            kind = _KINDS[value] if value < len(_KINDS) else f"kind{value}"
+        elif number == 2:
+            subtypes.extend(_packed(value, wire))
+        elif number == 3:
+            names.append(value.decode("utf-8", "replace"))
+        elif number == 4:
+            max_len = value
+        elif number == 5:
+            precision = value
+        elif number == 6:
+            scale = value
+    return OrcType(kind, tuple(subtypes), tuple(names), max_len, precision, scale)
+
+
+def _stripe(buf: bytes) -> StripeInfo:
+    values = {1: 0, 2: 0, 3: 0, 4: 0, 5: 0}
+    for number, wire, value in fields(buf):
+        if number in values and wire == 0:
+            values[number] = value
+    return StripeInfo(values[1], values[2], values[3], values[4], values[5])
+
+
+def parse_footer(buf: bytes) -> Footer:
+    rows, stripes, types, metadata, stats = 0, [], [], {}, []
+    calendar = software = stride = None
+    for number, wire, value in fields(buf):
+        if number == 3 and wire == 2:
+            stripes.append(_stripe(value))
+        elif number == 4 and wire == 2:
+            types.append(_type(value))
+        elif number == 5 and wire == 2:
+            name, data = "", b""
+            for f_number, _, f_value in fields(value):
+                if f_number == 1:
+                    name = f_value.decode("utf-8", "replace")
+                elif f_number == 2:
+                    data = bytes(f_value)
+            metadata[name] = data
+        elif number == 6 and wire == 0:
+            rows = value
+        elif number == 7 and wire == 2:
+            stats.append(_column_stats(value))
+        elif number == 8 and wire == 0:
+            stride = value
+        elif number == 11 and wire == 0:
+            calendar = {1: "JULIAN_GREGORIAN", 2: "PROLEPTIC_GREGORIAN"}.get(value)
+        elif number == 12 and wire == 2:
+            software = value.decode("utf-8", "replace")
+    return Footer(rows, tuple(stripes), tuple(types), metadata, tuple(stats), calendar, software,
+                  stride)
+
+
+def parse_file_tail(buf: bytes) -> Footer:
+    """``FileTail`` (as pyarrow's ``serialized_file_tail()`` returns it): its footer."""
+    for number, wire, value in fields(buf):
+        if number == 2 and wire == 2:
+            return parse_footer(value)
+    raise ProtoError("no footer in the file tail")
