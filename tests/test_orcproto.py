@@ -23,7 +23,7 @@ def _compare(path):
     tail = parse_file_tail(paorc.ORCFile(str(path)).reader.serialized_file_tail())
     reader = pyorc.Reader(open(path, "rb"))
     stripes = list(reader.iter_stripes())
-    assert tail.rows == reader.num_of_rows
+    assert tail.rows == len(reader)
     assert [s.rows for s in tail.stripes] == [len(s) for s in stripes]
     assert [(s.offset, s.length) for s in tail.stripes] == [
         (s.bytes_offset, s.bytes_length) for s in stripes]
