@@ -226,3 +226,145 @@ def meta_text(m) -> str:
 
 def _indent(text: str) -> str:
     return "\n".join("  " + line for line in text.splitlines())
+
+
+# ------------------------------------------------------------------------------------------------
+# validate
+
+
+def finding_json(f) -> dict:
+    from .core.rules import REGISTRY
+
+    return {"code": f.code, "name": REGISTRY[f.code].name, "severity": f.severity,
+            "path": f.path, "message": f.message, "details": f.details}
+
+
+def validate_json(report) -> dict:
+    o = report.options
+    return {
+        "paths": report.paths,
+        "hive_version": o.snapshot.hive_version,
+        "level": o.level,
+        "summary": {**report.counts(), "tables": report.tables,
+                    "partitions": report.partitions, "files": report.files},
+        "findings": [finding_json(f) for f in report.findings],
+    }
+
+
+def validate_jsonl(report) -> str:
+    return "".join(json.dumps(finding_json(f), ensure_ascii=False) + "\n"
+                   for f in report.findings)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def validate_summary(report) -> str:
+    c = report.counts()
+    o = report.options
+    return (f"{_plural(c['error'], 'error')}, {_plural(c['warning'], 'warning')}, "
+            f"{c['info']} info in {_plural(report.tables, 'table')}, "
+            f"{_plural(report.partitions, 'partition')}, {_plural(report.files, 'file')} read "
+            f"(level {o.level}, Hive {o.snapshot.hive_version} rules)")
+
+
+def validate_text(report) -> str:
+    lines, current = [], None
+    for f in report.findings:
+        if f.path != current:
+            if current is not None:
+                lines.append("")
+            lines.append(f.path)
+            current = f.path
+        lines.append(f"  {f.severity:<7} {f.code}  {f.message}")
+        if "statement" in f.details:
+            lines.append(f"          {'':7}  {f.details['statement']}")
+    if lines:
+        lines.append("")
+    lines.append(validate_summary(report))
+    return "\n".join(lines)
+
+
+def _xml(text: str) -> str:
+    from xml.sax.saxutils import escape
+
+    return escape(str(text), {'"': "&quot;"})
+
+
+def validate_junit(report, fail_on: str) -> str:
+    """One test case per rule that ran (passing when it found nothing) and one per finding; a
+    finding at or above --fail-on is a failure, one below it a skipped case."""
+    from .core.rules import REGISTRY, SEVERITIES
+
+    limit = SEVERITIES.index(fail_on)
+    cases, failures, skipped = [], 0, 0
+    by_code: dict[str, list] = {}
+    for f in report.findings:
+        by_code.setdefault(f.code, []).append(f)
+    for code in report.options.codes():
+        r = REGISTRY[code]
+        found = by_code.get(code, [])
+        if not found:
+            cases.append(f'  <testcase classname="acidtool.{code}" name="{code} {r.name}"/>')
+        for f in found:
+            name = _xml(f"{code} {f.path}")
+            if SEVERITIES.index(f.severity) <= limit:
+                failures += 1
+                body = (f'<failure type="{f.severity}" message="{_xml(f.message)}">'
+                        f"{_xml(r.summary)}</failure>")
+            else:
+                skipped += 1
+                body = f'<skipped message="{_xml(f.severity + ": " + f.message)}"/>'
+            cases.append(f'  <testcase classname="acidtool.{code}" name="{name}">{body}'
+                         "</testcase>")
+    head = (f'<?xml version="1.0" encoding="UTF-8"?>\n<testsuite name="acidtool validate" '
+            f'tests="{len(cases)}" failures="{failures}" errors="0" skipped="{skipped}">')
+    return "\n".join([head, *cases, "</testsuite>"]) + "\n"
+
+
+def _gh_escape(text: str, prop: bool = False) -> str:
+    out = str(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    if prop:
+        out = out.replace(":", "%3A").replace(",", "%2C")
+    return out
+
+
+def validate_github(report) -> str:
+    """GitHub Actions workflow commands: one annotation per finding."""
+    level = {"error": "error", "warning": "warning", "info": "notice"}
+    from .core.rules import REGISTRY
+
+    return "".join(
+        f"::{level[f.severity]} file={_gh_escape(f.path, True)},"
+        f"title={_gh_escape(f.code + ' ' + REGISTRY[f.code].name, True)}::"
+        f"{_gh_escape(f.message)}\n" for f in report.findings)
+
+
+def rules_table(fmt: str) -> str:
+    from .core.rules import REGISTRY
+
+    rows = [[r.code, r.name, r.severity, r.level, r.summary] for r in REGISTRY.values()]
+    if fmt == "json":
+        return dumps([{"code": r.code, "name": r.name, "severity": r.severity, "level": r.level,
+                       "summary": r.summary} for r in REGISTRY.values()], max_depth=1)
+    return tabulate(rows, headers=["code", "name", "severity", "level", "summary"])
+
+
+def explain_text(code: str) -> str:
+    from .core.rules import REGISTRY
+
+    r = REGISTRY[code]
+    return "\n".join([
+        f"{r.code} {r.name} ({r.severity}, from --level {r.level})",
+        "",
+        r.summary + ".",
+        "",
+        "What it checks:", "  " + r.what,
+        "",
+        "Why Hive cares:", "  " + r.why,
+        "",
+        "Example:", "  " + r.example,
+        "",
+        "How to fix:", "  " + r.fix,
+    ])

@@ -64,3 +64,52 @@ def split_partitions(paths: list[PathInfo]) -> tuple[list[PartitionListing], lis
         grouped[owner[0]].append(PathInfo(owner[1], info.size, info.is_dir))
     ordered = sorted(grouped, key=java_string_key)
     return [PartitionListing(name, tuple(grouped[name])) for name in ordered], stray
+
+
+@dataclass(frozen=True)
+class TableListing:
+    root: str  # relative to the listed directory ("" for the directory itself)
+    partitions: tuple[PartitionListing, ...]
+
+
+def _acid_prefixed(name: str) -> bool:
+    return name.startswith(("base_", "delta_", "delete_delta_"))
+
+
+def discover_tables(paths: list[PathInfo]) -> list[TableListing]:
+    """Every ACID table below a directory (``validate --recursive``), from one listing.
+
+    A directory with a base_/delta_/delete_delta_ child is a partition (or an unpartitioned
+    table); its table is the nearest ancestor above its trailing ``k=v`` components."""
+    dirs: set[str] = set()
+    for info in paths:
+        parts = info.path.split("/")
+        for i in range(1, len(parts) + (1 if info.is_dir else 0)):
+            dirs.add("/".join(parts[:i]))
+    partitions: set[str] = set()
+    for d in dirs:
+        parent, _, name = d.rpartition("/")
+        if _acid_prefixed(name) and not any(is_hidden(x) for x in d.split("/")):
+            if not any(_acid_prefixed(x) for x in parent.split("/") if x):
+                partitions.add(parent)
+    grouped: dict[str, list[PathInfo]] = {p: [] for p in partitions}
+    for info in paths:
+        parts = info.path.split("/")
+        for i in range(len(parts) - 1, -1, -1):
+            prefix = "/".join(parts[:i])
+            if prefix in grouped:
+                if info.path != prefix:
+                    grouped[prefix].append(PathInfo(info.path[len(prefix) + 1:] if prefix
+                                                    else info.path, info.size, info.is_dir))
+                break
+    tables: dict[str, list[PartitionListing]] = {}
+    for part in sorted(partitions, key=java_string_key):
+        comps = part.split("/") if part else []
+        cut = len(comps)
+        while cut and is_partition_component(comps[cut - 1]):
+            cut -= 1
+        root = "/".join(comps[:cut])
+        name = "/".join(comps[cut:])
+        tables.setdefault(root, []).append(PartitionListing(name, tuple(grouped[part])))
+    return [TableListing(root, tuple(parts)) for root, parts in
+            sorted(tables.items(), key=lambda kv: java_string_key(kv[0]))]

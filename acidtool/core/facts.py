@@ -1,0 +1,88 @@
+"""What validation knows about a partition, already read: the values the rules judge.
+
+The IO layer fills these (listing, markers, footers, row scans); the rules in ``rules.py`` are pure
+functions of them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from .listing import Listing
+from .orcproto import Footer
+from .select import AcidState
+
+LEVELS = ("names", "metadata", "rows")
+
+
+@dataclass(frozen=True)
+class FileFacts:
+    """One ORC file's footer (metadata level). ``error`` when it is not readable ORC."""
+
+    path: str  # relative to the partition
+    size: int
+    footer: Footer | None = None
+    error: str | None = None
+    flush_committed: int | None = None
+
+
+@dataclass(frozen=True)
+class RowFacts:
+    """A scan of the five ACID columns of one file (rows level)."""
+
+    path: str
+    rows: int = 0
+    bucket_values: tuple[int, ...] = ()
+    operations: tuple[int, ...] = ()
+    min_current: int | None = None
+    max_current: int | None = None
+    min_original: int | None = None
+    max_original: int | None = None
+    inserts_with_other_original: int = 0  # operation 0 with originalTransaction != current
+    first_unsorted: int | None = None  # row index where (otid, bucket, rowId) goes backwards
+    first_duplicate: int | None = None
+    stripe_last_keys: tuple[tuple[int, int, int] | None, ...] = ()
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Hive's compaction initiator settings (hive.compactor.delta.num/pct.threshold)."""
+
+    delta_num: int = 10
+    delta_pct: float = 0.1
+
+
+@dataclass(frozen=True)
+class Context:
+    hive_version: str = "4"
+    level: str = "metadata"
+    snapshot_given: bool = False
+    schema: str | None = None  # --schema: the table's columns as an ORC struct type
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    table_name: str | None = None
+
+    def at_least(self, level: str) -> bool:
+        return LEVELS.index(self.level) >= LEVELS.index(level)
+
+
+@dataclass(frozen=True)
+class PartitionFacts:
+    url: str  # the partition directory, as findings name it
+    partition: str  # "" or "ds=1"
+    listing: Listing
+    state: AcidState
+    markers: Mapping[str, bytes] = field(default_factory=dict)  # "<dir>/_orc_acid_version"
+    files: Mapping[str, FileFacts] = field(default_factory=dict)
+    rows: Mapping[str, RowFacts] = field(default_factory=dict)
+
+    def path(self, rel: str = "") -> str:
+        return f"{self.url.rstrip('/')}/{rel}" if rel else self.url
+
+
+@dataclass(frozen=True)
+class TableFacts:
+    url: str
+    partitions: tuple[PartitionFacts, ...]
+    stray: tuple[str, ...] = ()

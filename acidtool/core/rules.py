@@ -1,0 +1,857 @@
+"""Validation rules: a registry of plain declarations, each a pure function of already-read facts.
+
+Every rule has a code that is never reused, a short name, a default severity, the level of facts it
+needs, a one-line summary and its documentation (what it checks, why Hive cares, an example, how to
+fix). Findings are values; a finding may carry another severity than its rule's default where the
+situation calls for it (a foreign file next to ACID directories is an error, in a plain landing
+zone a warning).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Iterator
+
+from .bucket import BucketCodecError, decode
+from .errors import InvalidNameError
+from .facts import Context, FileFacts, PartitionFacts, TableFacts
+from .names import (ACID_VERSION_FILE, METADATA_FILE, NO_STATEMENT, Base, Delta, FileName,
+                    is_hidden, parse_bucket_id, parse_dir_name)
+from .orctypes import TypeStringError, normalize, struct_fields
+from .partitions import is_partition_component
+
+SEVERITIES = ("error", "warning", "info")
+ACID_NAMES = ("operation", "originalTransaction", "bucket", "rowId", "currentTransaction", "row")
+ACID_TYPES = ("int", "bigint", "int", "bigint", "bigint")
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    severity: str
+    path: str
+    message: str
+    details: dict = field(default_factory=dict, compare=False)
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    name: str
+    severity: str
+    level: str  # the lowest --level at which it runs
+    summary: str
+    what: str
+    why: str
+    example: str
+    fix: str
+    check: Callable[..., Iterable[Finding]] = field(repr=False, compare=False)
+    scope: str = "partition"  # or "table"
+
+    def finding(self, path: str, message: str, severity: str | None = None,
+                **details) -> Finding:
+        return Finding(self.code, severity or self.severity, path, message, details)
+
+
+REGISTRY: dict[str, Rule] = {}
+
+
+def rule(code, name, severity, level, summary, *, what, why, example, fix, scope="partition"):
+    def register(fn):
+        if code in REGISTRY:
+            raise ValueError(f"rule code {code} registered twice")
+        REGISTRY[code] = Rule(code, name, severity, level, summary, what, why, example, fix, fn,
+                              scope)
+        return fn
+    return register
+
+
+# ------------------------------------------------------------------------------------------------
+# Helpers over facts
+
+
+def _acid_entries(p: PartitionFacts):
+    return [e for e in p.state.entries if e.kind in ("base", "delta", "delete_delta")]
+
+
+def _live_acid_entries(p: PartitionFacts):
+    """ACID directories that are or may become read: not obsolete, not aborted."""
+    return [e for e in _acid_entries(p) if e.status in ("selected", "ignored")]
+
+
+def _data_files(entry) -> list[str]:
+    """Files directly inside an ACID directory that a reader would take for data."""
+    out = []
+    for f in entry.files:
+        if "/" in f.path or is_hidden(f.name):
+            continue
+        if FileName.parse(f.name).kind == "flush_length":
+            continue
+        out.append(f.path)
+    return out
+
+
+def _is_legacy(p: PartitionFacts, ctx: Context) -> bool:
+    """Hive 2 without split-update: updates and deletes live in delta_ directories."""
+    return ctx.hive_version == "2" and not any(e.kind == "delete_delta" for e in p.state.entries)
+
+
+def _top_fields(footer) -> list[tuple[str, str]]:
+    return [(name, footer.type_string(cid)) for name, cid in footer.top_level()]
+
+
+def _is_acid_file(facts: FileFacts | None) -> bool:
+    if facts is None or facts.footer is None:
+        return False
+    names = [n.lower() for n, _ in facts.footer.top_level()]
+    return names == [n.lower() for n in ACID_NAMES]
+
+
+def _column_ints(facts: FileFacts, name: str):
+    """(min, max) integer statistics of a top-level column, or None."""
+    for field_name, cid in facts.footer.top_level():
+        if field_name.lower() == name.lower() and cid < len(facts.footer.statistics):
+            ints = facts.footer.statistics[cid].ints
+            if ints is not None and ints.minimum is not None:
+                return ints.minimum, ints.maximum
+    return None
+
+
+def _column_values(facts: FileFacts, name: str) -> int | None:
+    for field_name, cid in facts.footer.top_level():
+        if field_name.lower() == name.lower() and cid < len(facts.footer.statistics):
+            return facts.footer.statistics[cid].number_of_values
+    return None
+
+
+def _acid_files(p: PartitionFacts) -> Iterator[tuple[object, str, FileFacts]]:
+    """(entry, relative path, footer facts) for readable ACID-schema files of live directories."""
+    for entry in _live_acid_entries(p):
+        for name in _data_files(entry):
+            rel = f"{entry.name}/{name}"
+            facts = p.files.get(rel)
+            if facts is not None and facts.error is None and _is_acid_file(facts):
+                yield entry, rel, facts
+
+
+def _bucket_of(value: int) -> tuple[int | None, int | None, int]:
+    try:
+        d = decode(value)
+    except BucketCodecError:
+        return None, None, (value & 0xFFFFFFFF) >> 29
+    return d.bucket_id, d.statement_id, d.codec_version
+
+
+STAGING = re.compile(r"^(\.hive-staging|_temporary|__tmp|_tmp|\.spark-staging|_acidtool)")
+
+
+# ------------------------------------------------------------------------------------------------
+# Names level
+
+
+@rule("ACID001", "foreign-data-file", "error", "names",
+      "Data file in a table or partition root that Hive ignores or misreads",
+      what="Plain files directly in a table or partition directory: names Hive never writes "
+           "(DataX `name__<uuid>`, Spark `part-...`, `.orc` files), and Hive-style original "
+           "files (`000000_0`) once a base directory exists.",
+      why="Hive reads files in the root as *original* (pre-ACID) data. With a base present it "
+          "ignores them entirely, so the rows never show up. Without a base it reads them with "
+          "synthetic ROW__IDs, and names that carry no bucket id fail in Hive 3 with "
+          "`bucketId out of range: -1` or get mixed up with real original files.",
+      example="orders/delta_0000005_0000005_0000/ plus orders/orders__9c1d2f0e_8a7b... "
+              "(a DataX hdfswriter output file)",
+      fix="Move the file out of the table and load it properly: `acidtool convert` re-wraps "
+          "raw ORC into a delta directory Hive reads (`--move-sources` moves the originals out).")
+def _foreign_files(p: PartitionFacts, ctx: Context):
+    r = REGISTRY["ACID001"]
+    has_acid = bool(_acid_entries(p))
+    base = next((e.name for e in p.state.entries if e.kind == "base"), None)
+    for e in p.state.entries:
+        if e.is_dir or is_hidden(e.name):
+            continue
+        kind = FileName.parse(e.name).kind
+        if kind != "original":
+            if base is not None:
+                effect = f"Hive never reads it ({base} exists), so its rows are invisible"
+            else:
+                effect = ("Hive reads it as original (pre-ACID) data, with no bucket id in its "
+                          "name (bucketId -1)")
+            where = "next to ACID directories" if has_acid else "in a table directory"
+            yield r.finding(p.path(e.name), f"foreign data file {where}: {effect}",
+                            None if has_acid else "warning", file=e.name, size=e.size)
+        elif base is not None:
+            yield r.finding(p.path(e.name), f"original file next to {base}: Hive never reads "
+                            "original files once a base exists, so its rows are invisible",
+                            file=e.name, base=base)
+
+
+@rule("ACID002", "invalid-acid-dir-name", "error", "names",
+      "base_/delta_/delete_delta_ directory whose name Hive cannot parse",
+      what="A directory whose name starts with `base_`, `delta_` or `delete_delta_` but does not "
+           "parse the way Hive parses it (Java number rules, version-specific `_v` suffix).",
+      why="getAcidState does not skip such a directory: it throws (NumberFormatException, "
+          "StringIndexOutOfBoundsException) and the whole query fails.",
+      example="delta_abc/, delta_5/ (no max write id), base_0000010_v0000020/ under Hive 3",
+      fix="Rename the directory to Hive's form (`delta_%07d_%07d_%04d`) or move it out.")
+def _invalid_names(p: PartitionFacts, ctx: Context):
+    r = REGISTRY["ACID002"]
+    for e in p.state.entries:
+        if not e.is_dir or is_hidden(e.name):
+            continue
+        try:
+            parse_dir_name(e.name, ctx.hive_version)
+        except InvalidNameError as exc:
+            yield r.finding(p.path(e.name), exc.message, hive_exception=exc.hive_exception)
+
+
+@rule("ACID003", "stray-directory", "warning", "names",
+      "Unknown, temporary or nested directory in a table or partition",
+      what="Leftover staging and temporary directories (`.hive-staging_*`, `_temporary`, "
+           "`__tmp*`, `_acidtool_staging_*`), non-ACID subdirectories next to ACID "
+           "directories, and directories nested inside a base or delta.",
+      why="Failed jobs leave these behind. Hive reads non-ACID subdirectories as original data "
+          "and engines disagree on nested files; a staging directory of `acidtool convert` "
+          "means a conversion was killed before its commit.",
+      example="orders/.hive-staging_hive_2024-01-01_12-00-00_1234/, "
+              "orders/delta_0000003_0000003_0000/part-1/",
+      fix="Check that no job is still writing, then delete the directory.")
+def _stray_dirs(p: PartitionFacts, ctx: Context):
+    r = REGISTRY["ACID003"]
+    has_acid = bool(_acid_entries(p))
+    for e in p.state.entries:
+        if not e.is_dir:
+            continue
+        if is_hidden(e.name):
+            if STAGING.match(e.name):
+                yield r.finding(p.path(e.name), "temporary or staging directory left behind",
+                                files=e.file_count)
+        elif e.kind == "original_dir" and has_acid and not is_partition_component(e.name):
+            yield r.finding(p.path(e.name), "non-ACID directory next to ACID directories: Hive "
+                            "reads its files as original data only while there is no base",
+                            files=e.file_count)
+        elif e.kind in ("base", "delta", "delete_delta"):
+            nested = sorted({f.path.split("/")[0] for f in e.files if "/" in f.path
+                             and not is_hidden(f.path.split("/")[0])})
+            for sub in nested:
+                yield r.finding(p.path(f"{e.name}/{sub}"), f"directory nested inside {e.name}: "
+                                "Hive 3 ignores it, Hive 4 may read its files")
+
+
+@rule("ACID004", "bad-bucket-file-name", "error", "names",
+      "File in a base or delta whose name is not a bucket file",
+      what="A data file inside `base_`/`delta_`/`delete_delta_` whose name is not `bucket_N` "
+           "(Hive 4 also allows `bucket_N_ATTEMPT`; Hive 3+ allows original names like "
+           "`000000_0` in insert directories written by LOAD DATA).",
+      why="Hive derives the bucket from the file name. Other names give bucket id -1: Hive 3 "
+          "fails with `bucketId out of range: -1`, and delete events are looked up in the wrong "
+          "file.",
+      example="orders/delta_0000007_0000007_0000/orders__6f1c9e2a_3b7d (a DataX file)",
+      fix="Re-write the data with `acidtool convert`, which names files `bucket_%05d`.")
+def _bad_file_names(p: PartitionFacts, ctx: Context):
+    r = REGISTRY["ACID004"]
+    for e in _acid_entries(p):
+        for name in _data_files(e):
+            fn = FileName.parse(name)
+            if fn.kind == "bucket":
+                if fn.attempt_id is not None and ctx.hive_version != "4":
+                    yield r.finding(p.path(f"{e.name}/{name}"), f"attempt-suffixed bucket file: "
+                                    f"Hive {ctx.hive_version} cannot parse its bucket id")
+                continue
+            if fn.kind == "original" and ctx.hive_version != "2" and e.kind != "delete_delta":
+                continue  # raw (LOAD DATA) layout
+            if fn.kind in ("acid_version", "metadata"):
+                continue
+            yield r.finding(p.path(f"{e.name}/{name}"),
+                            f"'{name}' is not a bucket file name: Hive gives it bucket id -1")
+
+
+@rule("ACID005", "acid-version-marker", "warning", "names",
+      "Base or delta without a `_orc_acid_version` marker, or with unexpected contents",
+      what="Hive 3+ writers put a one-byte file `_orc_acid_version` containing `2` in every "
+           "base and delta. The rule reports directories without it (Hive 3/4 only) and, from "
+           "--level metadata, markers with other contents.",
+      why="Hive's own readers tolerate its absence, but some engines use it to tell the ACID "
+          "format version, and its absence betrays a directory not written by Hive 3+.",
+      example="orders/delta_0000003_0000003_0000/ holding only bucket_00000",
+      fix="Write the marker (`printf 2 > dir/_orc_acid_version`), or let `acidtool convert` "
+          "write the directory.")
+def _acid_version_marker(p: PartitionFacts, ctx: Context):
+    if ctx.hive_version == "2":
+        return
+    r = REGISTRY["ACID005"]
+    for e in _live_acid_entries(p):
+        names = {f.path for f in e.files}
+        if ACID_VERSION_FILE not in names:
+            if e.files:
+                yield r.finding(p.path(e.name), f"no {ACID_VERSION_FILE} in {e.name}")
+            continue
+        content = p.markers.get(f"{e.name}/{ACID_VERSION_FILE}")
+        if content is not None and content.strip() != b"2":
+            yield r.finding(p.path(f"{e.name}/{ACID_VERSION_FILE}"),
+                            f"{ACID_VERSION_FILE} holds {content[:16]!r}, expected b'2'")
+
+
+# ------------------------------------------------------------------------------------------------
+# Metadata level
+
+
+@rule("ACID006", "unreadable-orc", "error", "metadata",
+      "File that is not readable ORC",
+      what="A data file Hive would read whose bytes are not a readable ORC file: bad magic, a "
+           "truncated tail, zero bytes.",
+      why="The query that reaches the file fails.",
+      example="orders/delta_0000004_0000004_0000/bucket_00000 of 0 bytes after a killed copy",
+      fix="Restore the file from its source or remove the directory it belongs to.")
+def _unreadable(p: PartitionFacts, ctx: Context):
+    r = REGISTRY["ACID006"]
+    for rel, facts in sorted(p.files.items()):
+        if facts.error is not None:
+            yield r.finding(p.path(rel), facts.error)
+
+
+@rule("ACID007", "not-acid-schema", "error", "metadata",
+      "ORC file in a base or delta without the ACID event schema",
+      what="A bucket file (or any file in a delete delta) whose schema is not the six-column ACID "
+           "event struct `operation, originalTransaction, bucket, rowId, currentTransaction, "
+           "row`.",
+      why="The classic DataX / plain-Spark case: Hive fails with `ORC ACID file should have 6 "
+          "columns` or reads garbage.",
+      example="orders/delta_0000008_0000008_0000/bucket_00000 with schema struct<id:int,...>",
+      fix="`acidtool convert` re-wraps plain ORC into the ACID event schema.")
+def _not_acid(p: PartitionFacts, ctx: Context):
+    r = REGISTRY["ACID007"]
+    for e in _live_acid_entries(p):
+        for name in _data_files(e):
+            facts = p.files.get(f"{e.name}/{name}")
+            if facts is None or facts.error is not None or _is_acid_file(facts):
+                continue
+            kind = FileName.parse(name).kind
+            if kind == "original" and ctx.hive_version != "2" and e.kind != "delete_delta":
+                continue  # raw (LOAD DATA) layout: plain schema expected
+            yield r.finding(p.path(f"{e.name}/{name}"), "not in the ACID event schema (found "
+                            f"{facts.footer.type_string()[:120]})")
+
+
+@rule("ACID008", "acid-schema-mismatch", "error", "metadata",
+      "ACID schema with wrong field order, names or types",
+      what="A file that looks like an ACID event file (its columns include `row` or the ACID "
+           "names) but whose top-level fields differ from the exact names, order and types.",
+      why="Newer Hive 4 recognises ACID files by the exact field names; Hive reads fields by "
+          "position, so a wrong order or type mixes up write ids and row ids. Lower-case names "
+          "(written by Hive 3.1's query-based compaction) are a warning: engines differ.",
+      example="struct<operation:int,originaltransaction:bigint,bucket:int,...>",
+      fix="Re-write the file with the exact schema (`acidtool convert`).")
+def _schema_mismatch(p: PartitionFacts, ctx: Context):
+    r = REGISTRY["ACID008"]
+    for rel, facts in sorted(p.files.items()):
+        if facts.error is not None or facts.footer is None:
+            continue
+        fields = _top_fields(facts.footer)
+        names = [n for n, _ in fields]
+        lower = [n.lower() for n in names]
+        if "row" not in lower and len(set(lower) & {n.lower() for n in ACID_NAMES}) < 3:
+            continue
+        types = tuple(t for _, t in fields[:5])
+        exact = tuple(names) == ACID_NAMES and types == ACID_TYPES and \
+            fields[5][1].startswith("struct<")
+        if exact:
+            continue
+        if lower == [n.lower() for n in ACID_NAMES] and types == ACID_TYPES:
+            yield r.finding(p.path(rel), "ACID field names differ in case from Hive's "
+                            f"({', '.join(names)})", "warning")
+        else:
+            yield r.finding(p.path(rel), "ACID-like schema with wrong fields: "
+                            f"{facts.footer.type_string()[:160]}")
+
+
+@rule("ACID009", "missing-key-index", "error", "metadata",
+      "ACID file without `hive.acid.key.index`",
+      what="A file in the ACID event schema whose ORC user metadata has no `hive.acid.key.index`.",
+      why="Hive 2, 3 and older 4 decide whether a file is ACID by the presence of this key: "
+          "without it the file is treated as an original file and its event columns are read "
+          "as table columns.",
+      example="a delta written by a plain ORC writer with the right columns but no metadata",
+      fix="Re-write with a writer that sets the key index (`acidtool convert`).")
+def _missing_key_index(p: PartitionFacts, ctx: Context):
+    r = REGISTRY["ACID009"]
+    for _, rel, facts in _acid_files(p):
+        if "hive.acid.key.index" not in facts.footer.metadata:
+            yield r.finding(p.path(rel), "no hive.acid.key.index in the ORC user metadata: "
+                            "Hive would read it as an original file")
+
+
+def _parse_index(text: str) -> list[tuple[int, int, int]] | None:
+    out = []
+    for part in (x for x in text.split(";") if x):
+        pieces = part.split(",")
+        if len(pieces) != 3:
+            return None
+        try:
+            out.append(tuple(int(x) for x in pieces))
+        except ValueError:
+            return None
+    return out
+
+
+@rule("ACID010", "key-index-mismatch", "error", "metadata",
+      "`hive.acid.key.index` that does not match the stripes' last keys",
+      what="The key index must hold one `originalTransaction,bucket,rowId;` entry per stripe "
+           "(Hive 2 writers leave out the last stripe). At --level rows each entry is compared "
+           "with the stripe's actual last event.",
+      why="Readers use the index to bound each split's key range and to decide which delete "
+          "events apply; a wrong index hides or resurrects rows.",
+      example="a 3-stripe file whose index has 1 entry",
+      fix="Re-write the file (`acidtool convert`) or major-compact the partition.")
+def _key_index(p: PartitionFacts, ctx: Context):
+    r = REGISTRY["ACID010"]
+    for _, rel, facts in _acid_files(p):
+        raw = facts.footer.metadata.get("hive.acid.key.index")
+        if raw is None:
+            continue
+        entries = _parse_index(raw.decode("utf-8", "replace"))
+        stripes = len(facts.footer.stripes)
+        if entries is None:
+            yield r.finding(p.path(rel), f"unparsable hive.acid.key.index {raw[:80]!r}")
+            continue
+        allowed = {stripes, stripes - 1} if ctx.hive_version == "2" else {stripes}
+        nonempty = sum(1 for s in facts.footer.stripes if s.rows)
+        allowed |= {nonempty} | ({nonempty - 1} if ctx.hive_version == "2" else set())
+        if len(entries) not in allowed:
+            yield r.finding(p.path(rel), f"hive.acid.key.index has {len(entries)} entries for "
+                            f"{stripes} stripes", entries=len(entries), stripes=stripes)
+            continue
+        rows = p.rows.get(rel)
+        if rows is None or rows.error is not None:
+            continue
+        for i, (entry, actual) in enumerate(zip(entries, rows.stripe_last_keys)):
+            if actual is not None and tuple(entry) != tuple(actual):
+                yield r.finding(p.path(rel), f"key index entry {i} is {entry}, but stripe {i} "
+                                f"ends with {actual}", stripe=i)
+                break
+
+
+@rule("ACID011", "missing-acid-version-metadata", "warning", "metadata",
+      "ACID file without `hive.acid.version` in its metadata",
+      what="Hive 3+ writers set the ORC user metadata key `hive.acid.version` to `2`.",
+      why="Trino rejects ACID files without it (\"expected to be >= 2 but was empty\") and "
+          "advises a major compaction; Hive itself does not need it.",
+      example="a delta written by a Hive 2 writer or a hand-rolled ORC writer, read by Trino",
+      fix="Major-compact the partition, or re-write with `acidtool convert`.")
+def _missing_acid_version(p: PartitionFacts, ctx: Context):
+    if ctx.hive_version == "2":
+        return
+    r = REGISTRY["ACID011"]
+    for _, rel, facts in _acid_files(p):
+        if "hive.acid.version" not in facts.footer.metadata:
+            yield r.finding(p.path(rel), "no hive.acid.version in the ORC user metadata")
+
+
+def _bucket_range(p: PartitionFacts, rel: str, facts: FileFacts) -> list[int] | None:
+    """The distinct bucket property values: exact from a row scan, else the min/max ends."""
+    rows = p.rows.get(rel)
+    if rows is not None and rows.error is None:
+        return list(rows.bucket_values)
+    ends = _column_ints(facts, "bucket")
+    return sorted(set(ends)) if ends else None
+
+
+@rule("ACID012", "bucket-id-mismatch", "error", "metadata",
+      "Bucket id in the rows differs from the bucket file name",
+      what="Every event in `bucket_N` must carry a bucket property that decodes to N (from the "
+           "ORC column statistics, or every row at --level rows).",
+      why="Hive loads the delete events for bucket N only from `bucket_N` of each delete delta "
+          "and fails with \"Corrupted records with different bucket ids\"; mismatched rows "
+          "are never deleted.",
+      example="delete_delta_0000009_0000009_0000/bucket_00000 holding deletes for bucket 1",
+      fix="Re-write the events into the file of their bucket.")
+def _bucket_mismatch(p: PartitionFacts, ctx: Context):
+    r = REGISTRY["ACID012"]
+    for entry, rel, facts in _acid_files(p):
+        fn = FileName.parse(rel.rsplit("/", 1)[-1])
+        if fn.kind != "bucket" or facts.footer.rows == 0:
+            continue
+        values = _bucket_range(p, rel, facts)
+        if not values:
+            continue
+        decoded = [_bucket_of(v) for v in values]
+        bad = [v for v, (b, _, codec) in zip(values, decoded) if b is None]
+        if bad:
+            yield r.finding(p.path(rel), f"bucket property {bad[0]} has codec version "
+                            f"{decoded[values.index(bad[0])][2]}, which does not exist")
+            continue
+        ids = sorted({b for b, _, _ in decoded})
+        if ids != [fn.bucket_id]:
+            yield r.finding(p.path(rel), f"rows carry bucket id {', '.join(map(str, ids))} in "
+                            f"bucket file {fn.bucket_id}", found=ids, expected=fn.bucket_id)
+
+
+@rule("ACID013", "statement-id-mismatch", "error", "metadata",
+      "Statement id in the bucket property differs from the directory's",
+      what="In `delta_W_W_S`, insert events carry statement id S in their bucket property "
+           "(BucketCodec V1). Compacted directories without S are not checked, nor delete "
+           "deltas (their events copy the deleted row's property).",
+      why="ROW__IDs of two statements of one transaction differ only by the statement bits; a "
+          "wrong statement id lets a delete in one statement hit rows of another.",
+      example="delta_0000005_0000005_0001/bucket_00000 with bucket 536870912 (statement 0)",
+      fix="Re-write with the right statement id (`acidtool convert --statement-id`).")
+def _statement_mismatch(p: PartitionFacts, ctx: Context):
+    r = REGISTRY["ACID013"]
+    for entry, rel, facts in _acid_files(p):
+        d = entry.parsed
+        if entry.kind != "delta" or d.statement_id == NO_STATEMENT or facts.footer.rows == 0:
+            continue
+        rows = p.rows.get(rel)
+        if rows is not None and rows.error is None:
+            if set(rows.operations) - {0}:
+                continue
+        else:
+            ops = _column_ints(facts, "operation")
+            if ops is None or ops != (0, 0):
+                continue
+        values = _bucket_range(p, rel, facts) or []
+        decoded = [_bucket_of(v) for v in values]
+        if any(codec != 1 for _, _, codec in decoded):
+            continue
+        stmts = sorted({s for _, s, _ in decoded})
+        if stmts and stmts != [d.statement_id]:
+            yield r.finding(p.path(rel), f"insert events carry statement id "
+                            f"{', '.join(map(str, stmts))} in {entry.name} (statement "
+                            f"{d.statement_id})", found=stmts, expected=d.statement_id)
+
+
+@rule("ACID014", "write-id-out-of-range", "error", "metadata",
+      "Write ids in the rows outside the directory's range",
+      what="currentTransaction must lie within a delta's MIN..MAX (at most W in `base_W`), "
+           "originalTransaction must not exceed the top of the range, and insert events have "
+           "originalTransaction equal to currentTransaction (checked per row at --level rows).",
+      why="Hive selects directories by their names and filters rows by write id; rows outside "
+          "the range are read under the wrong snapshot or never.",
+      example="delta_0000007_0000007_0000/bucket_00000 whose rows say currentTransaction 1",
+      fix="Re-write the events with the directory's write id (`acidtool convert --write-id`).")
+def _write_id_range(p: PartitionFacts, ctx: Context):
+    r = REGISTRY["ACID014"]
+    for entry, rel, facts in _acid_files(p):
+        if facts.footer.rows == 0:
+            continue
+        d = entry.parsed
+        lo, hi = (d.min_write_id, d.max_write_id) if entry.kind != "base" else (None, d.write_id)
+        if entry.kind == "base" and d.write_id < -(2**62):
+            continue
+        rows = p.rows.get(rel)
+        if rows is not None and rows.error is None:
+            cur = (rows.min_current, rows.max_current)
+            org = (rows.min_original, rows.max_original)
+        else:
+            cur = _column_ints(facts, "currentTransaction")
+            org = _column_ints(facts, "originalTransaction")
+        problems = []
+        if cur and cur[0] is not None:
+            if (lo is not None and cur[0] < lo) or cur[1] > hi:
+                span = f"{lo}..{hi}" if lo is not None else f"at most {hi}"
+                problems.append(f"currentTransaction {cur[0]}..{cur[1]} outside {span}")
+        if org and org[1] is not None and org[1] > hi:
+            problems.append(f"originalTransaction up to {org[1]} above {hi}")
+        if rows is not None and rows.error is None and rows.inserts_with_other_original and \
+                entry.kind == "delta" and not _is_legacy(p, ctx):
+            problems.append(f"{rows.inserts_with_other_original} insert events with "
+                            "originalTransaction != currentTransaction")
+        if problems:
+            yield r.finding(p.path(rel), "; ".join(problems))
+
+
+@rule("ACID015", "unsorted-events", "error", "rows",
+      "Rows not sorted by (originalTransaction, bucket, rowId)",
+      what="Within an ACID file, events must be in ascending (originalTransaction, bucket, "
+           "rowId) order.",
+      why="Hive's merge and its key-range split logic rely on that order; unsorted files drop "
+          "or duplicate rows silently.",
+      example="a delta written by Spark with the events in arbitrary order",
+      fix="Re-write the file sorted (`acidtool convert` writes row ids in order).")
+def _unsorted(p: PartitionFacts, ctx: Context):
+    r = REGISTRY["ACID015"]
+    for rel, rows in sorted(p.rows.items()):
+        if rows.error is None and rows.first_unsorted is not None:
+            yield r.finding(p.path(rel), f"events go backwards at row {rows.first_unsorted}",
+                            row=rows.first_unsorted)
+
+
+@rule("ACID016", "duplicate-row-id", "error", "rows",
+      "Duplicate (originalTransaction, bucket, rowId) within a file",
+      what="Two events with the same ROW__ID in one file.",
+      why="A ROW__ID names one row; duplicates make updates and deletes hit the wrong row, and "
+          "Hive's merge can fail with `Two readers for {...}`.",
+      example="the same source file converted twice into one delta",
+      fix="Re-write the file with unique row ids.")
+def _duplicates(p: PartitionFacts, ctx: Context):
+    r = REGISTRY["ACID016"]
+    for rel, rows in sorted(p.rows.items()):
+        if rows.error is None and rows.first_duplicate is not None:
+            yield r.finding(p.path(rel), f"duplicate ROW__ID at row {rows.first_duplicate}",
+                            row=rows.first_duplicate)
+
+
+@rule("ACID017", "wrong-operation", "error", "metadata",
+      "Wrong operation for the directory in a split-update table",
+      what="With split-update (Hive 3+, and Hive 2 with delete deltas) insert deltas hold only "
+           "operation 0 and delete deltas only operation 2 with a null `row`. Hive 2 \"legacy\" "
+           "tables (no delete_delta_ directories) may hold updates (1) and deletes (2) in "
+           "deltas.",
+      why="Hive 3 cannot read update events or deletes in insert deltas; a delete event with "
+          "a row, or an insert in a delete delta, is applied the wrong way.",
+      example="delete_delta_0000004_0000004_0000/bucket_00000 holding operation 0 events",
+      fix="Major-compact under the Hive version that wrote the table, or re-write the events.")
+def _wrong_operation(p: PartitionFacts, ctx: Context):
+    r = REGISTRY["ACID017"]
+    legacy = _is_legacy(p, ctx)
+    for entry, rel, facts in _acid_files(p):
+        if entry.kind == "base" or facts.footer.rows == 0:
+            continue
+        rows = p.rows.get(rel)
+        if rows is not None and rows.error is None:
+            ops = set(rows.operations)
+        else:
+            ends = _column_ints(facts, "operation")
+            if ends is None:
+                continue
+            ops = set(ends)
+        if entry.kind == "delta":
+            bad = ops - ({0, 1, 2} if legacy else {0})
+            if bad:
+                yield r.finding(p.path(rel), f"operation {', '.join(map(str, sorted(bad)))} in "
+                                "an insert delta of a split-update table")
+        else:
+            if ops - {2}:
+                yield r.finding(p.path(rel), f"operation {', '.join(map(str, sorted(ops - {2})))}"
+                                " in a delete delta")
+            row_fields = [t for n, t in _top_fields(facts.footer) if n.lower() == "row"]
+            values = _column_values(facts, "row")
+            if row_fields and row_fields[0] != "struct<>" and values:
+                yield r.finding(p.path(rel), f"{values} delete events carry a row (it must be "
+                                "null)")
+
+
+# ------------------------------------------------------------------------------------------------
+# Layout rules
+
+
+@rule("ACID018", "overlapping-deltas", "error", "names",
+      "Overlapping or duplicate deltas that no compaction explains",
+      what="Two deltas of the same kind whose write-id ranges partly overlap (neither contains "
+           "the other), or two directories that spell the same range and statement differently.",
+      why="Compaction only produces nested ranges. Hive does not check containment: it reads "
+          "both overlapping deltas, so the shared write ids are read twice.",
+      example="delta_0000001_0000005/ and delta_0000003_0000008/; delta_5_5_0000/ and "
+              "delta_0000005_0000005_0000/",
+      fix="Find which writer produced the odd one, keep the right data, remove the other.")
+def _overlaps(p: PartitionFacts, ctx: Context):
+    r = REGISTRY["ACID018"]
+    deltas = sorted((e.parsed for e in _live_acid_entries(p) if isinstance(e.parsed, Delta)),
+                    key=Delta.sort_key)
+    seen: dict = {}
+    for d in deltas:
+        key = (d.delete, d.min_write_id, d.max_write_id, d.statement_id, d.visibility_txn_id)
+        if key in seen:
+            yield r.finding(p.path(d.name), f"{d.name} duplicates {seen[key]}", other=seen[key])
+        else:
+            seen[key] = d.name
+    for i, a in enumerate(deltas):
+        for b in deltas[i + 1:]:
+            if b.min_write_id > a.max_write_id:
+                break
+            if a.delete == b.delete and a.min_write_id < b.min_write_id <= a.max_write_id \
+                    < b.max_write_id:
+                yield r.finding(p.path(b.name), f"{b.name} partly overlaps {a.name}: Hive "
+                                "reads both", other=a.name)
+
+
+def _row_types(facts: FileFacts, acid: bool) -> list[str] | None:
+    footer = facts.footer
+    if acid:
+        for name, cid in footer.top_level():
+            if name.lower() == "row":
+                return [footer.type_string(s) for s in footer.types[cid].subtypes]
+        return None
+    return [t for _, t in _top_fields(footer)]
+
+
+@rule("ACID019", "row-schema-differs", "error", "metadata",
+      "`row` struct differs between files of the same table (or from --schema)",
+      what="The column types of the `row` struct (and of original files) compared by position "
+           "across all live files of the table, or with the table schema given as --schema. "
+           "Names are not compared: Hive 2.3 writes `_col0`, `_col1`...",
+      why="Hive reads row columns by position with the table's types: a file with another "
+          "layout returns wrong values or fails to cast.",
+      example="one delta with row struct<id:int,name:string>, another with struct<name:string,"
+              "id:int>",
+      fix="Re-write the odd files with the table's schema (`acidtool convert --schema`).",
+      scope="table")
+def _row_schema(table: TableFacts, ctx: Context):
+    r = REGISTRY["ACID019"]
+    seen: list[tuple[str, list[str]]] = []
+    for p in table.partitions:
+        for entry in _live_acid_entries(p):
+            if entry.kind == "delete_delta":
+                continue
+            for name in _data_files(entry):
+                facts = p.files.get(f"{entry.name}/{name}")
+                if facts is None or facts.error is not None:
+                    continue
+                acid = _is_acid_file(facts)
+                if not acid and FileName.parse(name).kind != "original":
+                    continue
+                types = _row_types(facts, acid)
+                if types:
+                    seen.append((p.path(f"{entry.name}/{name}"), types))
+        if p.state.base is None:
+            for rel in p.state.original_files:
+                facts = p.files.get(rel)
+                if facts is not None and facts.error is None and not _is_acid_file(facts):
+                    seen.append((p.path(rel), _row_types(facts, False)))
+    if ctx.schema:
+        try:
+            expected = [t for _, t in struct_fields(ctx.schema)]
+        except TypeStringError:
+            return
+        source = "--schema"
+    else:
+        if not seen:
+            return
+        expected = Counter(tuple(t) for _, t in seen).most_common(1)[0][0]
+        source = "most files"
+    for path, types in seen:
+        if [normalize(t) for t in types] != [normalize(t) for t in expected]:
+            yield r.finding(path, f"row columns ({', '.join(types)}) differ from {source} "
+                            f"({', '.join(expected)})", found=types, expected=list(expected))
+
+
+@rule("ACID020", "invisible-directory", "warning", "names",
+      "Directory the given snapshot does not see (above the high watermark, open or aborted)",
+      what="With --write-ids, bases and deltas that the snapshot ignores: above its high "
+           "watermark, of open or aborted write ids only, or of an uncommitted compactor.",
+      why="Their data is invisible to readers of that snapshot: typically files committed to "
+          "the filesystem but not to the metastore (a load whose write id was never committed).",
+      example="delta_0000012_0000012_0000/ with --write-ids 'db.t:11:9223372036854775807::'",
+      fix="Commit the write id in the metastore (or remove the directory if the load failed).")
+def _invisible(p: PartitionFacts, ctx: Context):
+    if not ctx.snapshot_given:
+        return
+    r = REGISTRY["ACID020"]
+    for e in _acid_entries(p):
+        if e.status == "ignored":
+            yield r.finding(p.path(e.name), f"invisible in this snapshot: {e.reason}")
+
+
+@rule("ACID021", "cleaner-behind", "info", "names",
+      "Obsolete or aborted directories still present",
+      what="Directories Hive's cleaner would delete: superseded by a base or a compacted delta, "
+           "or holding only aborted writes.",
+      why="Harmless for readers, but they cost listing time and space, and mean the cleaner is "
+          "behind or blocked by long-running readers.",
+      example="delta_0000001_0000001_0000/ next to base_0000005/",
+      fix="Check the compactor and cleaner (`SHOW COMPACTIONS`); they are removed once no "
+          "reader needs them.")
+def _cleaner(p: PartitionFacts, ctx: Context):
+    r = REGISTRY["ACID021"]
+    for e in _acid_entries(p):
+        if e.status in ("obsolete", "aborted"):
+            yield r.finding(p.path(e.name), f"{e.status}: {e.reason}", status=e.status)
+
+
+@rule("ACID022", "open-streaming-file", "info", "names",
+      "Open streaming file (`_flush_length` side file present)",
+      what="A `bucket_N_flush_length` side file: a Hive streaming client has a transaction "
+           "batch open on `bucket_N`.",
+      why="Normal while the client writes: readers stop at the last flushed length. If no "
+          "client is running, the batch was never closed and the tail of the file is not "
+          "committed.",
+      example="delta_0000021_0000030/bucket_00000_flush_length",
+      fix="Nothing while the client runs; otherwise close or abort its transaction batch.")
+def _open_streaming(p: PartitionFacts, ctx: Context):
+    r = REGISTRY["ACID022"]
+    for e in _acid_entries(p):
+        for f in e.files:
+            if FileName.parse(f.name).kind == "flush_length":
+                yield r.finding(p.path(f"{e.name}/{f.path}"), "open streaming file: readers "
+                                "stop at its flushed length")
+
+
+@rule("ACID023", "unread-original-data", "info", "names",
+      "Original data Hive will never read because a base exists",
+      what="Non-ACID subdirectories (and their files) of a partition that has a base.",
+      why="After a major compaction original data is obsolete and the cleaner removes it; "
+          "anything copied there later is never read.",
+      example="HIVE_UNION_SUBDIR_1/000000_0 next to base_0000005/",
+      fix="Nothing if it was compacted; otherwise load the data properly.")
+def _unread_originals(p: PartitionFacts, ctx: Context):
+    if p.state.base is None:
+        return
+    r = REGISTRY["ACID023"]
+    for e in p.state.entries:
+        if e.kind == "original_dir" and not is_partition_component(e.name):
+            yield r.finding(p.path(e.name), f"{e.file_count} original files never read: "
+                            f"{p.state.base} exists", files=e.file_count)
+
+
+def _table_name(url: str, ctx: Context) -> str:
+    if ctx.table_name:
+        return ctx.table_name
+    parts = [x for x in url.rstrip("/").split("/") if x and not is_partition_component(x)]
+    for i, part in enumerate(parts[:-1]):
+        if part.endswith(".db"):
+            return f"{part[:-3]}.{parts[i + 1]}"
+    return parts[-1] if parts else "<table>"
+
+
+@rule("ACID024", "compaction-due", "info", "names",
+      "Compaction due: too many deltas, or deltas large next to the base",
+      what="More current deltas than hive.compactor.delta.num.threshold (10), or deltas "
+           "larger than hive.compactor.delta.pct.threshold (0.1) of the base. Thresholds: "
+           "--delta-num-threshold, --delta-pct-threshold. The finding carries the statement.",
+      why="Every delta is another file to open and merge for every read; Hive's initiator "
+          "would schedule a compaction.",
+      example="25 deltas on top of base_0000100/",
+      fix="Run the statement in the finding (`ALTER TABLE ... COMPACT 'minor'` or 'major').")
+def _compaction_due(p: PartitionFacts, ctx: Context):
+    r = REGISTRY["ACID024"]
+    deltas = [e for e in p.state.delta_entries]
+    if not deltas:
+        return
+    base = p.state.base_entry
+    delta_bytes = sum(e.size for e in deltas)
+    kind, why = None, ""
+    if base is not None and base.size and delta_bytes / base.size > ctx.thresholds.delta_pct:
+        kind, why = "major", (f"deltas are {delta_bytes / base.size:.0%} of the base "
+                              f"(threshold {ctx.thresholds.delta_pct:.0%})")
+    elif len(deltas) > ctx.thresholds.delta_num:
+        kind, why = "minor", (f"{len(deltas)} deltas (threshold {ctx.thresholds.delta_num})")
+    if kind is None:
+        return
+    part = ""
+    if p.partition:
+        spec = ", ".join(f"{k}='{v}'" for k, _, v in (c.partition("=") for c in
+                                                     p.partition.split("/")))
+        part = f" PARTITION ({spec})"
+    statement = f"ALTER TABLE {_table_name(p.url, ctx)}{part} COMPACT '{kind}'"
+    yield r.finding(p.url, f"compaction due: {why}", statement=statement, kind=kind)
+
+
+# ------------------------------------------------------------------------------------------------
+
+
+def run_rules(table: TableFacts, ctx: Context, selected: Iterable[str] | None = None
+              ) -> list[Finding]:
+    """Every selected rule whose level is reached, over every partition, in code order."""
+    codes = sorted(REGISTRY if selected is None else selected)
+    out: list[Finding] = []
+    for code in codes:
+        r = REGISTRY[code]
+        if not ctx.at_least(r.level) and not (code == "ACID005"):
+            continue
+        if r.scope == "table":
+            out.extend(r.check(table, ctx))
+        else:
+            for p in table.partitions:
+                out.extend(r.check(p, ctx))
+    return out

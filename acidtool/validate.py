@@ -1,0 +1,346 @@
+"""``acidtool validate``: gather facts about table directories (in parallel) and run the rules.
+
+Listing is one recursive call per PATH; footers, markers and (at --level rows) the five ACID
+columns are read on a thread pool (``--jobs``), since object stores are latency bound. Nothing is
+ever written.
+"""
+
+from __future__ import annotations
+
+import struct
+import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Callable, Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.orc as paorc
+
+from ._gc import paused_gc
+from .core.facts import Context, FileFacts, PartitionFacts, RowFacts, TableFacts, Thresholds
+from .core.listing import Listing, markers_needed
+from .core.names import ACID_VERSION_FILE, FLUSH_LENGTH_SUFFIX, FileName, is_hidden
+from .core.orcproto import ProtoError, parse_file_tail
+from .core.partitions import PartitionListing, discover_tables, split_partitions
+from .core.rules import REGISTRY, SEVERITIES, Finding, run_rules
+from .core.select import select
+from .errors import UsageError
+from .fs import Location, list_tree, read_bytes, require_dir, resolve
+from .orc import ACID_COLUMNS
+from .snapshot_options import Snapshot, make_snapshot
+
+
+@dataclass(frozen=True)
+class ValidateOptions:
+    level: str = "metadata"
+    snapshot: Snapshot = field(default_factory=make_snapshot)
+    snapshot_given: bool = False
+    recursive: bool = False
+    jobs: int = 8
+    schema: str | None = None
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    table_name: str | None = None
+    select: tuple[str, ...] | None = None
+    ignore: tuple[str, ...] = ()
+
+    def codes(self) -> list[str]:
+        return select_codes(self.select, self.ignore)
+
+
+def select_codes(select: Sequence[str] | None, ignore: Sequence[str]) -> list[str]:
+    """Rule codes after --select / --ignore; each entry is a code or a prefix (ACID01)."""
+    def matching(prefixes):
+        out = set()
+        for prefix in prefixes:
+            found = {c for c in REGISTRY if c.startswith(prefix.strip().upper())}
+            if not found:
+                raise UsageError(f"no rule matches {prefix!r} (see `acidtool rules`)")
+            out |= found
+        return out
+    chosen = matching(select) if select else set(REGISTRY)
+    return sorted(chosen - matching(ignore))
+
+
+@dataclass
+class Report:
+    paths: list[str]
+    options: ValidateOptions
+    findings: list[Finding] = field(default_factory=list)
+    tables: int = 0
+    partitions: int = 0
+    files: int = 0
+
+    def counts(self) -> dict[str, int]:
+        return {s: sum(1 for f in self.findings if f.severity == s) for s in SEVERITIES}
+
+    def failed(self, fail_on: str) -> bool:
+        limit = SEVERITIES.index(fail_on)
+        return any(SEVERITIES.index(f.severity) <= limit for f in self.findings)
+
+
+# ------------------------------------------------------------------------------------------------
+# Reading facts
+
+
+def read_footer(loc: Location, rel: str, size: int, flush_side: str | None) -> FileFacts:
+    """One file's footer, decoded; never raises for a bad file (that is a finding)."""
+    committed = None
+    try:
+        if size == 0:
+            return FileFacts(rel, size, error="empty file (0 bytes), not ORC")
+        if flush_side is not None:
+            data = read_bytes(loc, flush_side)
+            if len(data) < 8 or len(data) % 8:
+                return FileFacts(rel, size, error=f"{flush_side} is not readable "
+                                 f"({len(data)} bytes)")
+            committed = struct.unpack_from(">q", data, len(data) - 8)[0]
+            source = pa.BufferReader(read_bytes(loc, rel, committed))
+        else:
+            source = loc.fs.open_input_file(loc.join(rel))
+        with source:
+            head = source.read(3)
+            if head != b"ORC":
+                return FileFacts(rel, size, error="not an ORC file (it does not start with "
+                                 "'ORC')", flush_committed=committed)
+            source.seek(0)
+            tail = paorc.ORCFile(source).reader.serialized_file_tail()
+        return FileFacts(rel, size, parse_file_tail(tail), flush_committed=committed)
+    except (pa.ArrowException, OSError, ValueError, ProtoError) as exc:
+        first = (str(exc).splitlines() or [type(exc).__name__])[0]
+        return FileFacts(rel, size, error=f"not readable as ORC (truncated or corrupt): {first}",
+                         flush_committed=committed)
+
+
+def scan_rows(loc: Location, rel: str, facts: FileFacts) -> RowFacts:
+    """Read only the five ACID columns, a batch at a time, and keep what the rules need."""
+    import pyarrow.dataset as ds
+
+    footer = facts.footer
+    names = {n.lower(): n for n, _ in footer.top_level()}
+    columns = [names[c.lower()] for c in ACID_COLUMNS[:5]]
+    bounds, row = [], 0
+    for s in footer.stripes:
+        row += s.rows
+        bounds.append(row - 1)  # index of each stripe's last row
+    try:
+        if facts.flush_committed is not None:
+            fragment = ds.OrcFileFormat().make_fragment(
+                pa.BufferReader(read_bytes(loc, rel, facts.flush_committed)))
+        else:
+            fragment = ds.OrcFileFormat().make_fragment(loc.join(rel), filesystem=loc.fs)
+        acc = _RowAccumulator(bounds)
+        for batch in fragment.to_batches(columns=columns, batch_size=65536, use_threads=False,
+                                         batch_readahead=0, fragment_readahead=0):
+            acc.add(*(batch.column(i) for i in range(5)))
+        return acc.facts(rel)
+    except (pa.ArrowException, OSError) as exc:
+        return RowFacts(rel, error=f"rows not readable: {(str(exc).splitlines() or [''])[0]}")
+
+
+class _RowAccumulator:
+    def __init__(self, stripe_ends: list[int]):
+        self.ends = stripe_ends
+        self.rows = 0
+        self.buckets: set[int] = set()
+        self.ops: set[int] = set()
+        self.min_cur = self.max_cur = self.min_org = self.max_org = None
+        self.inserts_other = 0
+        self.unsorted = self.duplicate = None
+        self.last = None  # (otid, bucket, rowId) of the previous batch's last row
+        self.stripe_keys: list = [None] * len(stripe_ends)
+
+    @staticmethod
+    def _mm(arr, lo, hi):
+        m = pc.min_max(arr)
+        a, b = m["min"].as_py(), m["max"].as_py()
+        if a is None:
+            return lo, hi
+        return (a if lo is None else min(lo, a)), (b if hi is None else max(hi, b))
+
+    def add(self, op, org, bucket, row_id, cur):
+        n = len(op)
+        if n == 0:
+            return
+        self.min_cur, self.max_cur = self._mm(cur, self.min_cur, self.max_cur)
+        self.min_org, self.max_org = self._mm(org, self.min_org, self.max_org)
+        if len(self.buckets) < 4096:
+            self.buckets.update(pc.unique(bucket).to_pylist())
+        self.ops.update(v for v in pc.unique(op).to_pylist() if v is not None)
+        self.inserts_other += pc.sum(pc.and_(pc.equal(op, 0),
+                                             pc.not_equal(org, cur))).as_py() or 0
+        keys = (org, bucket, row_id)
+        if self.last is not None:
+            keys = tuple(pa.concat_arrays([pa.array([v], k.type), k])
+                         for v, k in zip(self.last, keys))
+            base = self.rows - 1
+        else:
+            base = self.rows
+        if len(keys[0]) > 1:
+            a = [k.slice(0, len(k) - 1) for k in keys]
+            b = [k.slice(1) for k in keys]
+            eq = [pc.equal(x, y) for x, y in zip(a, b)]
+            less = pc.or_(pc.less(a[0], b[0]),
+                          pc.and_(eq[0], pc.or_(pc.less(a[1], b[1]),
+                                                pc.and_(eq[1], pc.less(a[2], b[2])))))
+            same = pc.and_(pc.and_(eq[0], eq[1]), eq[2])
+            if self.duplicate is None:
+                hits = pc.indices_nonzero(pc.fill_null(same, False))
+                if len(hits):
+                    self.duplicate = base + hits[0].as_py() + 1
+            if self.unsorted is None:
+                back = pc.invert(pc.or_(pc.fill_null(less, True), pc.fill_null(same, False)))
+                hits = pc.indices_nonzero(back)
+                if len(hits):
+                    self.unsorted = base + hits[0].as_py() + 1
+        start = self.rows
+        for i, end in enumerate(self.ends):
+            if start <= end < start + n:
+                j = end - start
+                self.stripe_keys[i] = (org[j].as_py(), bucket[j].as_py(), row_id[j].as_py())
+        self.last = (org[n - 1].as_py(), bucket[n - 1].as_py(), row_id[n - 1].as_py())
+        self.rows += n
+
+    def facts(self, rel: str) -> RowFacts:
+        return RowFacts(rel, self.rows, tuple(sorted(self.buckets)), tuple(sorted(self.ops)),
+                        self.min_cur, self.max_cur, self.min_org, self.max_org,
+                        self.inserts_other, self.unsorted, self.duplicate,
+                        tuple(self.stripe_keys))
+
+
+def _files_to_read(listing: Listing, state) -> list[tuple[str, int, str | None]]:
+    """(relative path, size, flush side file) of the ORC files whose footers matter: data files of
+    live ACID directories and the original files Hive reads."""
+    sizes = {p.path: p.size for p in listing.paths if not p.is_dir}
+    out = []
+    for e in state.entries:
+        if e.kind in ("base", "delta", "delete_delta") and e.status in ("selected", "ignored"):
+            names = {f.path for f in e.files}
+            for f in e.files:
+                if "/" in f.path or is_hidden(f.name):
+                    continue
+                if FileName.parse(f.name).kind == "flush_length":
+                    continue
+                side = f.path + FLUSH_LENGTH_SUFFIX
+                out.append((f"{e.name}/{f.path}", f.size,
+                            f"{e.name}/{side}" if side in names else None))
+    if state.base is None:
+        out.extend((rel, sizes.get(rel, 0), None) for rel in state.original_files)
+    return out
+
+
+class _Progress:
+    """A one-line counter on stderr (only when it is a terminal)."""
+
+    def __init__(self, total: int, enabled: bool):
+        self.total, self.done, self.enabled = total, 0, enabled and total > 0
+        self.lock = threading.Lock()
+
+    def tick(self) -> None:
+        if not self.enabled:
+            return
+        with self.lock:
+            self.done += 1
+            if self.done == self.total or self.done % 50 == 0:
+                sys.stderr.write(f"\racidtool: read {self.done}/{self.total} files")
+                if self.done == self.total:
+                    sys.stderr.write("\n")
+                sys.stderr.flush()
+
+
+@dataclass
+class _Pending:
+    """A partition whose listing and selection are done and whose files are being read."""
+
+    loc: Location
+    name: str
+    listing: Listing
+    state: object
+    todo: list
+    markers: list[str]
+    files: dict = field(default_factory=dict)
+    rows: dict = field(default_factory=dict)
+    acid_markers: dict = field(default_factory=dict)
+
+    def facts(self) -> PartitionFacts:
+        return PartitionFacts(self.loc.url, self.name, self.listing, self.state,
+                              MappingProxyType(self.acid_markers), MappingProxyType(self.files),
+                              MappingProxyType(self.rows))
+
+
+def _plan(loc: Location, part: PartitionListing, opts: ValidateOptions) -> _Pending:
+    snap = opts.snapshot
+    ploc = loc.child(part.name) if part.name else loc
+    markers = {rel: read_bytes(ploc, rel) for rel in markers_needed(part.paths, snap.hive_version)}
+    listing = Listing(part.paths, MappingProxyType(markers), root=ploc.url)
+    state = select(listing, snap.write_ids, snap.txns, snap.hive_version)
+    todo, acid_markers = [], []
+    if opts.level != "names":
+        todo = _files_to_read(listing, state)
+        acid_markers = [p.path for p in part.paths if not p.is_dir and p.path.count("/") == 1
+                        and p.path.endswith("/" + ACID_VERSION_FILE)]
+    return _Pending(ploc, part.name, listing, state, todo, acid_markers)
+
+
+def _acid_named(facts: FileFacts) -> bool:
+    names = [n.lower() for n, _ in facts.footer.top_level()]
+    return names == [c.lower() for c in ACID_COLUMNS]
+
+
+def _read_all(pending: list[_Pending], opts: ValidateOptions, pool: ThreadPoolExecutor,
+              progress: bool) -> None:
+    """Read every footer (and row scan, and marker) of every partition on one pool."""
+    jobs = [(p, item) for p in pending for item in p.todo]
+    bar = _Progress(len(jobs), progress)
+
+    def task(job):
+        p, (rel, size, side) = job
+        facts = read_footer(p.loc, rel, size, side)
+        row_facts = None
+        if opts.level == "rows" and facts.error is None and _acid_named(facts):
+            row_facts = scan_rows(p.loc, rel, facts)
+        bar.tick()
+        return p, facts, row_facts
+
+    for p, facts, row_facts in pool.map(task, jobs):
+        p.files[facts.path] = facts
+        if row_facts is not None:
+            p.rows[row_facts.path] = row_facts
+    markers = [(p, rel) for p in pending for rel in p.markers]
+    for (p, rel), content in zip(markers, pool.map(lambda m: read_bytes(m[0].loc, m[1], 16),
+                                                   markers)):
+        p.acid_markers[rel] = content
+
+
+def validate(paths: Sequence[str], opts: ValidateOptions, *, progress: bool = False) -> Report:
+    report = Report(list(paths), opts)
+    ctx = Context(opts.snapshot.hive_version, opts.level, opts.snapshot_given, opts.schema,
+                  opts.thresholds, opts.table_name)
+    codes = opts.codes()
+    with ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
+        for path in paths:
+            loc = resolve(path)
+            require_dir(loc)
+            with paused_gc():
+                tree = list_tree(loc)
+                if opts.recursive:
+                    tables = [(t.root, list(t.partitions), []) for t in discover_tables(tree)]
+                else:
+                    parts, stray = split_partitions(tree)
+                    tables = [("", parts, stray)]
+                planned = [(loc.child(root) if root else loc,
+                            [_plan(loc.child(root) if root else loc, part, opts)
+                             for part in parts], stray)
+                           for root, parts, stray in tables]
+            _read_all([p for _, ps, _ in planned for p in ps], opts, pool, progress)
+            for tloc, pending, stray in planned:
+                table = TableFacts(tloc.url, tuple(p.facts() for p in pending),
+                                   tuple(s.path for s in stray))
+                report.findings.extend(run_rules(table, ctx, codes))
+                report.tables += 1
+                report.partitions += len(pending)
+                report.files += sum(len(p.files) for p in pending)
+    report.findings.sort(key=lambda f: (f.path, f.code))
+    return report
