@@ -33,6 +33,7 @@ docs: install
 bench: install
 	$(BIN)/python benchmarks/bench_ls.py
 	$(BIN)/python benchmarks/bench_dump.py
+	$(BIN)/python benchmarks/bench_validate.py
 
 clean:
 	rm -rf $(VENV) demo-table build *.egg-info .pytest_cache .hypothesis

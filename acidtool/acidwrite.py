@@ -74,21 +74,29 @@ def key_index(events: Sequence[Event], stripe_rows: Sequence[int], last_stripe: 
 
 def write_acid_file(sink: BinaryIO, row_type: str, events: Sequence[Event], *,
                     hive_version: str = "3", compression: str = "zlib",
-                    stripe_size: int = 64 * 1024 * 1024, **options: Any) -> None:
-    """Write ``events`` (already in (originalTransaction, bucket, rowId) order) as one ACID file."""
+                    stripe_size: int = 64 * 1024 * 1024, key_index_text: str | None = None,
+                    with_key_index: bool = True, with_acid_version: bool | None = None,
+                    **options: Any) -> None:
+    """Write ``events`` (already in (originalTransaction, bucket, rowId) order) as one ACID file.
+
+    ``key_index_text``, ``with_key_index`` and ``with_acid_version`` override what Hive would
+    write (tests build damaged files with them)."""
     schema = acid_schema(row_type)
     rows = [e.as_tuple() for e in events]
     stats = (sum(e.operation == INSERT for e in events), sum(e.operation == UPDATE for e in events),
              sum(e.operation == DELETE for e in events))
     metadata = {"hive.acid.stats": ",".join(map(str, stats)).encode()}
-    if hive_version != "2":
+    if with_acid_version if with_acid_version is not None else hive_version != "2":
         metadata["hive.acid.version"] = b"2"
-    # The stripe layout is only known after writing; the data is deterministic, so a first write
-    # tells where stripes end and the second one carries the matching key index.
-    probe = io.BytesIO()
-    _write(probe, schema, rows, {}, compression, stripe_size, options)
-    index = key_index(events, stripe_row_counts(probe.getvalue()), hive_version != "2")
-    metadata = {"hive.acid.key.index": index.encode(), **metadata}
+    if with_key_index:
+        if key_index_text is None:
+            # The stripe layout is only known after writing; the data is deterministic, so a
+            # first write tells where stripes end and the second carries the matching index.
+            probe = io.BytesIO()
+            _write(probe, schema, rows, {}, compression, stripe_size, options)
+            key_index_text = key_index(events, stripe_row_counts(probe.getvalue()),
+                                       hive_version != "2")
+        metadata = {"hive.acid.key.index": key_index_text.encode(), **metadata}
     _write(sink, schema, rows, metadata, compression, stripe_size, options)
 
 

@@ -69,7 +69,7 @@ def _fsspec_location(url: str, scheme: str) -> Location:
         from fsspec.core import url_to_fs
     except ImportError:  # pragma: no cover - fsspec is a hard dependency
         raise DependencyError("fsspec is needed for URLs: pip install fsspec") from None
-    if scheme not in fsspec.available_protocols():
+    if scheme not in fsspec.available_protocols() and scheme not in fsspec.registry:
         raise UsageError(f"unknown URL scheme {scheme!r} in {url!r}: use a local path, file://, "
                          "hdfs:// or a scheme fsspec knows (s3, gs, abfs, memory, ...)")
     try:

@@ -9,6 +9,7 @@ zone a warning).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -72,25 +73,66 @@ def rule(code, name, severity, level, summary, *, what, why, example, fix, scope
 # Helpers over facts
 
 
+_INDEX: dict[int, "_Index"] = {}
+
+
+class _Index:
+    """Per-partition lookups every rule needs, computed once per run (a warehouse has
+    thousands of partitions and many rules)."""
+
+    def __init__(self, p: PartitionFacts):
+        self.acid = [e for e in p.state.entries if e.kind in ("base", "delta", "delete_delta")]
+        self.live = [e for e in self.acid if e.status in ("selected", "ignored")]
+        self.data = {e.name: _scan_data_files(e) for e in self.acid}
+        self.acid_files = []
+        for entry in self.live:
+            for name in self.data[entry.name]:
+                rel = f"{entry.name}/{name}"
+                facts = p.files.get(rel)
+                if facts is not None and facts.error is None and _is_acid_file(facts):
+                    self.acid_files.append((entry, rel, facts))
+
+
+def _index(p: PartitionFacts) -> _Index:
+    found = _INDEX.get(id(p))
+    if found is None:
+        found = _INDEX[id(p)] = _Index(p)
+    return found
+
+
 def _acid_entries(p: PartitionFacts):
-    return [e for e in p.state.entries if e.kind in ("base", "delta", "delete_delta")]
+    return _index(p).acid
 
 
 def _live_acid_entries(p: PartitionFacts):
     """ACID directories that are or may become read: not obsolete, not aborted."""
-    return [e for e in _acid_entries(p) if e.status in ("selected", "ignored")]
+    return _index(p).live
 
 
 def _data_files(entry) -> list[str]:
+    return _scan_data_files(entry)
+
+
+def _scan_data_files(entry) -> list[str]:
     """Files directly inside an ACID directory that a reader would take for data."""
     out = []
     for f in entry.files:
-        if "/" in f.path or is_hidden(f.name):
+        path = f.path
+        if "/" in path or is_hidden(path):
             continue
-        if FileName.parse(f.name).kind == "flush_length":
+        if _file_kind(path) == "flush_length":
             continue
-        out.append(f.path)
+        out.append(path)
     return out
+
+
+@functools.lru_cache(maxsize=65536)
+def _file_name(name: str) -> FileName:
+    return FileName.parse(name)
+
+
+def _file_kind(name: str) -> str:
+    return _file_name(name).kind
 
 
 def _is_legacy(p: PartitionFacts, ctx: Context) -> bool:
@@ -102,38 +144,37 @@ def _top_fields(footer) -> list[tuple[str, str]]:
     return [(name, footer.type_string(cid)) for name, cid in footer.top_level()]
 
 
+_ACID_LOWER = [n.lower() for n in ACID_NAMES]
+
+
 def _is_acid_file(facts: FileFacts | None) -> bool:
     if facts is None or facts.footer is None:
         return False
-    names = [n.lower() for n, _ in facts.footer.top_level()]
-    return names == [n.lower() for n in ACID_NAMES]
+    top = facts.footer.top_level()
+    return len(top) == 6 and [n.lower() for n, _ in top] == _ACID_LOWER
 
 
 def _column_ints(facts: FileFacts, name: str):
     """(min, max) integer statistics of a top-level column, or None."""
-    for field_name, cid in facts.footer.top_level():
-        if field_name.lower() == name.lower() and cid < len(facts.footer.statistics):
-            ints = facts.footer.statistics[cid].ints
-            if ints is not None and ints.minimum is not None:
-                return ints.minimum, ints.maximum
+    cid = facts.footer.schema.by_lower_name.get(name.lower())
+    if cid is None:
+        return None
+    st = facts.footer.stats(cid)
+    ints = st.ints if st is not None else None
+    if ints is not None and ints.minimum is not None:
+        return ints.minimum, ints.maximum
     return None
 
 
 def _column_values(facts: FileFacts, name: str) -> int | None:
-    for field_name, cid in facts.footer.top_level():
-        if field_name.lower() == name.lower() and cid < len(facts.footer.statistics):
-            return facts.footer.statistics[cid].number_of_values
-    return None
+    cid = facts.footer.schema.by_lower_name.get(name.lower())
+    st = facts.footer.stats(cid) if cid is not None else None
+    return st.number_of_values if st is not None else None
 
 
 def _acid_files(p: PartitionFacts) -> Iterator[tuple[object, str, FileFacts]]:
     """(entry, relative path, footer facts) for readable ACID-schema files of live directories."""
-    for entry in _live_acid_entries(p):
-        for name in _data_files(entry):
-            rel = f"{entry.name}/{name}"
-            facts = p.files.get(rel)
-            if facts is not None and facts.error is None and _is_acid_file(facts):
-                yield entry, rel, facts
+    return iter(_index(p).acid_files)
 
 
 def _bucket_of(value: int) -> tuple[int | None, int | None, int]:
@@ -171,7 +212,7 @@ def _foreign_files(p: PartitionFacts, ctx: Context):
     for e in p.state.entries:
         if e.is_dir or is_hidden(e.name):
             continue
-        kind = FileName.parse(e.name).kind
+        kind = _file_name(e.name).kind
         if kind != "original":
             if base is not None:
                 effect = f"Hive never reads it ({base} exists), so its rows are invisible"
@@ -253,7 +294,7 @@ def _bad_file_names(p: PartitionFacts, ctx: Context):
     r = REGISTRY["ACID004"]
     for e in _acid_entries(p):
         for name in _data_files(e):
-            fn = FileName.parse(name)
+            fn = _file_name(name)
             if fn.kind == "bucket":
                 if fn.attempt_id is not None and ctx.hive_version != "4":
                     yield r.finding(p.path(f"{e.name}/{name}"), f"attempt-suffixed bucket file: "
@@ -327,7 +368,7 @@ def _not_acid(p: PartitionFacts, ctx: Context):
             facts = p.files.get(f"{e.name}/{name}")
             if facts is None or facts.error is not None or _is_acid_file(facts):
                 continue
-            kind = FileName.parse(name).kind
+            kind = _file_name(name).kind
             if kind == "original" and ctx.hive_version != "2" and e.kind != "delete_delta":
                 continue  # raw (LOAD DATA) layout: plain schema expected
             yield r.finding(p.path(f"{e.name}/{name}"), "not in the ACID event schema (found "
@@ -382,6 +423,7 @@ def _missing_key_index(p: PartitionFacts, ctx: Context):
                             "Hive would read it as an original file")
 
 
+@functools.lru_cache(maxsize=65536)
 def _parse_index(text: str) -> list[tuple[int, int, int]] | None:
     out = []
     for part in (x for x in text.split(";") if x):
@@ -469,7 +511,7 @@ def _bucket_range(p: PartitionFacts, rel: str, facts: FileFacts) -> list[int] | 
 def _bucket_mismatch(p: PartitionFacts, ctx: Context):
     r = REGISTRY["ACID012"]
     for entry, rel, facts in _acid_files(p):
-        fn = FileName.parse(rel.rsplit("/", 1)[-1])
+        fn = _file_name(rel.rsplit("/", 1)[-1])
         if fn.kind != "bucket" or facts.footer.rows == 0:
             continue
         values = _bucket_range(p, rel, facts)
@@ -622,14 +664,16 @@ def _wrong_operation(p: PartitionFacts, ctx: Context):
                 yield r.finding(p.path(rel), f"operation {', '.join(map(str, sorted(bad)))} in "
                                 "an insert delta of a split-update table")
         else:
+            problems = []
             if ops - {2}:
-                yield r.finding(p.path(rel), f"operation {', '.join(map(str, sorted(ops - {2})))}"
-                                " in a delete delta")
+                problems.append(f"operation {', '.join(map(str, sorted(ops - {2})))} in a "
+                                "delete delta")
             row_fields = [t for n, t in _top_fields(facts.footer) if n.lower() == "row"]
             values = _column_values(facts, "row")
             if row_fields and row_fields[0] != "struct<>" and values:
-                yield r.finding(p.path(rel), f"{values} delete events carry a row (it must be "
-                                "null)")
+                problems.append(f"{values} events carry a row (delete events have none)")
+            if problems:
+                yield r.finding(p.path(rel), "; ".join(problems))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -699,7 +743,7 @@ def _row_schema(table: TableFacts, ctx: Context):
                 if facts is None or facts.error is not None:
                     continue
                 acid = _is_acid_file(facts)
-                if not acid and FileName.parse(name).kind != "original":
+                if not acid and _file_name(name).kind != "original":
                     continue
                 types = _row_types(facts, acid)
                 if types:
@@ -772,7 +816,7 @@ def _open_streaming(p: PartitionFacts, ctx: Context):
     r = REGISTRY["ACID022"]
     for e in _acid_entries(p):
         for f in e.files:
-            if FileName.parse(f.name).kind == "flush_length":
+            if _file_name(f.name).kind == "flush_length":
                 yield r.finding(p.path(f"{e.name}/{f.path}"), "open streaming file: readers "
                                 "stop at its flushed length")
 
@@ -845,6 +889,15 @@ def run_rules(table: TableFacts, ctx: Context, selected: Iterable[str] | None = 
     """Every selected rule whose level is reached, over every partition, in code order."""
     codes = sorted(REGISTRY if selected is None else selected)
     out: list[Finding] = []
+    _INDEX.clear()
+    try:
+        _run(table, ctx, codes, out)
+    finally:
+        _INDEX.clear()
+    return out
+
+
+def _run(table: TableFacts, ctx: Context, codes: list[str], out: list[Finding]) -> None:
     for code in codes:
         r = REGISTRY[code]
         if not ctx.at_least(r.level) and not (code == "ACID005"):
@@ -854,4 +907,3 @@ def run_rules(table: TableFacts, ctx: Context, selected: Iterable[str] | None = 
         else:
             for p in table.partitions:
                 out.extend(r.check(p, ctx))
-    return out

@@ -1,0 +1,151 @@
+"""``acidtool validate``: the DataX case end to end, outputs, exit statuses, real Hive data."""
+
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from acidtool.core.partitions import discover_tables
+from acidtool.core.listing import PathInfo
+
+from .helpers.layouts import acid, build, delta, events, plain
+from .helpers.runner import run
+from .helpers.shared import REALDATA, require
+
+D1 = "delta_0000001_0000001_0000"
+
+
+def datax_table(root):
+    """A valid Hive ACID table, plus what DataX's hdfswriter leaves: plain ORC files in the root
+    and in a fresh delta directory."""
+    layout = {**delta(D1), **delta("delta_0000002_0000002_0000", acid(events(2)))}
+    layout["orders__6f1c9e2a_3b7d_4c0e_9a51_2d8e4f7b1c03"] = plain()
+    layout["delta_0000003_0000003_0000/orders__0b6e2b8f_1d5c_4d9a_8c3f_8a1e6f2b7c90"] = plain()
+    return build(root, layout)
+
+
+def test_datax_case_end_to_end(tmp_path):
+    table = datax_table(tmp_path / "orders")
+    result = run("validate", table, "--format", "json")
+    assert result.code == 1
+    found = {(f["code"], f["path"][len(str(table)) + 1:]) for f in result.json()["findings"]}
+    root_file = "orders__6f1c9e2a_3b7d_4c0e_9a51_2d8e4f7b1c03"
+    delta_file = "delta_0000003_0000003_0000/orders__0b6e2b8f_1d5c_4d9a_8c3f_8a1e6f2b7c90"
+    assert ("ACID001", root_file) in found
+    assert ("ACID004", delta_file) in found
+    assert ("ACID007", delta_file) in found
+    assert ("ACID005", "delta_0000003_0000003_0000") in found
+    # The DataX file is a plain ORC file: Hive sees no key index either.
+    text = run("validate", table).out
+    assert "ACID001" in text and "ACID004" in text and "ACID007" in text
+    assert text.splitlines()[-1].startswith("3 errors, 1 warning")
+
+
+def test_datax_file_in_delta_without_the_name_problem_shows_missing_key_index(tmp_path):
+    table = build(tmp_path / "t", {**delta(D1), **delta("delta_0000002_0000002_0000",
+                                                        acid(events(2), with_key_index=False))})
+    codes = {f["code"] for f in run("validate", table, "--format", "json").json()["findings"]}
+    assert codes == {"ACID009"}
+
+
+def test_clean_table_exits_0(tmp_path):
+    table = build(tmp_path / "t", {**delta(D1)})
+    result = run("validate", table, "--level", "rows")
+    assert result.code == 0
+    assert result.out.strip() == ("0 errors, 0 warnings, 0 info in 1 table, 1 partition, "
+                                  "1 file read (level rows, Hive 4 rules)")
+
+
+def test_fail_on_select_ignore(tmp_path):
+    table = datax_table(tmp_path / "t")
+    assert run("validate", table, "--ignore", "ACID001,ACID004,ACID007").code == 0
+    assert run("validate", table, "--ignore", "ACID001,ACID004,ACID007", "--fail-on",
+               "warning").code == 1
+    only = run("validate", table, "--select", "ACID00", "--ignore", "ACID004,ACID005",
+               "--format", "json").json()["findings"]
+    assert {f["code"] for f in only} == {"ACID001", "ACID007"}
+    bad = run("validate", table, "--select", "XYZ9")
+    assert bad.code == 2 and "no rule matches" in bad.err
+
+
+def test_formats(tmp_path):
+    table = datax_table(tmp_path / "t")
+    doc = run("validate", table, "--format", "json").json()
+    assert doc["summary"]["error"] == 3 and doc["summary"]["partitions"] == 1
+    assert set(doc["findings"][0]) == {"code", "name", "severity", "path", "message", "details"}
+    lines = run("validate", table, "--format", "jsonl").out.splitlines()
+    assert len(lines) == len(doc["findings"]) and json.loads(lines[0])["code"]
+    junit = ET.fromstring(run("validate", table, "--format", "junit").out)
+    assert junit.tag == "testsuite" and junit.get("failures") == "3"
+    assert int(junit.get("tests")) >= 24
+    github = run("validate", table, "--format", "github").out.splitlines()
+    assert any(line.startswith("::error file=") and "title=ACID001" in line for line in github)
+    assert any(line.startswith("::warning file=") for line in github)
+
+
+def test_recursive_warehouse(tmp_path):
+    wh = tmp_path / "warehouse"
+    build(wh / "shop.db" / "orders", {**{f"ds=1/{k}": v for k, v in delta(D1).items()},
+                                      **{f"ds=2/{k}": v for k, v in delta(D1).items()}})
+    datax_table(wh / "shop.db" / "items")
+    build(wh / "shop.db" / "plain_table", {"part-0000.orc": plain()})
+    doc = run("validate", wh, "-r", "--format", "json").json()
+    assert doc["summary"]["tables"] == 2 and doc["summary"]["partitions"] == 3
+    assert all("/items/" in f["path"] for f in doc["findings"] if f["severity"] == "error")
+
+
+def test_discover_tables():
+    paths = [PathInfo(p, 3) for p in [
+        "db/t1/ds=1/hr=0/delta_1_1/bucket_0", "db/t1/ds=1/hr=1/base_2/bucket_0",
+        "db/t2/delta_1_1/bucket_0", "db/t2/delta_1_1/sub/delta_2_2/bucket_0",
+        "db/plain/part-0", ".hidden/delta_1_1/bucket_0"]]
+    tables = discover_tables(paths)
+    assert [(t.root, [p.name for p in t.partitions]) for t in tables] == [
+        ("db/t1", ["ds=1/hr=0", "ds=1/hr=1"]), ("db/t2", [""])]
+
+
+@pytest.mark.parametrize("args,message", [
+    (["validate", "/no/such/table"], "no such file"),
+    (["validate", "{file}"], "is a file"),
+    (["validate", "{dir}", "--level", "all"], "Invalid value"),
+    (["validate", "{dir}", "--schema", "struct<a:int"], "--schema"),
+    (["explain", "ACID999"], "no rule"),
+])
+def test_bad_input(tmp_path, args, message):
+    (tmp_path / "f").write_text("x")
+    result = run(*[a.format(file=tmp_path / "f", dir=tmp_path) for a in args])
+    assert result.code == 2 and message in result.err
+
+
+def test_validate_writes_nothing(tmp_path):
+    table = datax_table(tmp_path / "t")
+    before = sorted((p, p.stat().st_mtime_ns, p.stat().st_size) for p in table.rglob("*"))
+    run("validate", table, "--level", "rows")
+    assert sorted((p, p.stat().st_mtime_ns, p.stat().st_size) for p in table.rglob("*")) == before
+
+
+def test_rules_and_explain():
+    listed = json.loads(run("rules", "--format", "json").out)
+    assert [r["code"] for r in listed][:3] == ["ACID001", "ACID002", "ACID003"]
+    assert len(listed) == 24
+    text = run("explain", "acid007").out
+    assert "What it checks" in text and "How to fix" in text
+
+
+def test_realdata_hive_tables_have_no_errors():
+    root = require(REALDATA)
+    result = run("validate", root, "--recursive", "--level", "rows", "--format", "json")
+    doc = result.json()
+    assert doc["summary"]["tables"] >= 15
+    errors = [f for f in doc["findings"] if f["severity"] == "error"]
+    assert errors == []
+    assert result.code == 0
+
+
+@pytest.mark.parametrize("rel", ["trino/spark_bucketed_nation", "hive/data/files/load_data_job_acid"])
+def test_realdata_foreign_files_are_flagged(rel):
+    path = require(REALDATA / rel)
+    doc = run("validate", path, "--format", "json").json()
+    codes = {f["code"] for f in doc["findings"]}
+    assert codes == {"ACID001"}
+    assert all(f["severity"] == "warning" for f in doc["findings"])  # no ACID dirs there
