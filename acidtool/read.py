@@ -1,0 +1,554 @@
+"""Reading a table's rows as Hive would return them for a snapshot (spec §8), as Arrow.
+
+Per partition: the getAcidState selection; rows of the base, insert deltas and (without a base)
+original files whose write id is valid; delete events of the selected delete deltas whose own
+write id is valid, applied by (originalTransaction, bucket property, rowId). Work goes bucket by
+bucket, as Hive's vectorized reader does (the delete events for rows of bucket N live in
+``bucket_N`` of each delete delta), so memory holds one bucket's delete keys at a time. Hive 2
+"legacy" tables (updates and deletes as events in ``delta_`` directories) are merged the way
+Hive 2.3's OrcRawRecordMerger does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator, Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .core.bucket import encode_v1
+from .core.names import FileName, parse_bucket_id
+from .core.select import AcidState
+from .errors import AcidToolError, OrcReadError
+from .fs import Location
+from .orc import ACID_COLUMNS, open_orc, paorc_fragment
+from .snapshot_options import Snapshot, make_snapshot
+from .table import PartitionState, TableState, inspect_table
+
+KEY = ["originalTransaction", "bucket", "rowId"]
+BATCH_ROWS = 1 << 20
+
+
+class SnapshotError(AcidToolError):
+    """Hive would refuse this snapshot (e.g. not enough history)."""
+
+    exit_code = 1
+
+
+@dataclass(frozen=True)
+class _File:
+    rel: str  # relative to the partition
+    bucket: int  # bucket id from the name (-1 when none)
+    kind: str  # "acid" or "raw"
+    directory: str | None  # enclosing base/delta, None for originals at the root
+    synthetic_otid: int = 0
+    statement: int = 0
+    start_row: int = 0
+
+
+def _bucket_from_name(name: str, version: str) -> int:
+    try:
+        bucket, _ = parse_bucket_id(name, version)
+    except ValueError:
+        return -1
+    return bucket
+
+
+def _events(src, columns: list[str] | None, acid: bool) -> Iterator[pa.RecordBatch]:
+    fragment = paorc_fragment(src)
+    names = None
+    if columns is not None and acid:
+        names = list(src.schema.names)
+    for batch in fragment.to_batches(batch_size=BATCH_ROWS, columns=names, use_threads=True,
+                                     batch_readahead=0, fragment_readahead=0):
+        if batch.num_rows:
+            yield batch
+
+
+def _normalise_acid(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """Hive 3.1 query-based compaction wrote lower-case ACID names; readers match by position."""
+    if list(batch.schema.names) == list(ACID_COLUMNS):
+        return batch
+    return pa.RecordBatch.from_arrays(batch.columns, names=list(ACID_COLUMNS))
+
+
+@dataclass
+class _Bucket:
+    data: list[_File] = field(default_factory=list)
+    deletes: list[str] = field(default_factory=list)
+
+
+class PartitionReader:
+    """Rows of one partition for one snapshot, as Arrow batches (row columns, optionally the
+    ROW__ID, and the partition columns)."""
+
+    def __init__(self, part: PartitionState, snapshot: Snapshot, *, with_row_id: bool = False,
+                 columns: Sequence[str] | None = None, row_names: Sequence[str] | None = None):
+        self.part = part
+        self.state: AcidState = part.state
+        self.snapshot = snapshot
+        self.with_row_id = with_row_id
+        self.columns = list(columns) if columns else None
+        self.row_names = list(row_names) if row_names else None
+        self.version = snapshot.hive_version
+        ids = snapshot.txns if self.version == "2" else snapshot.write_ids
+        self.ids = ids
+        if self.state.error is not None:
+            raise SnapshotError(f"{part.location.url}: Hive would fail: {self.state.error.message}")
+
+    # -- planning -----------------------------------------------------------------------------
+    def _files(self) -> tuple[dict[int, _Bucket], list[_File]]:
+        buckets: dict[int, _Bucket] = {}
+        legacy_events: list[_File] = []
+        st, version = self.state, self.version
+        legacy = self.legacy
+
+        def add(f: _File):
+            if legacy:
+                legacy_events.append(f)
+            else:
+                buckets.setdefault(f.bucket, _Bucket()).data.append(f)
+
+        if st.base is None:
+            running: dict[int, int] = {}
+            # Original files: synthetic ROW__IDs numbered across the files of a bucket in path
+            # order (Hive 2 numbers each file from 0).
+            for rel in st.original_files:
+                b = _bucket_from_name(rel.rsplit("/", 1)[-1], version)
+                b = max(b, 0)
+                start = 0 if version == "2" else running.get(b, 0)
+                add(_File(rel, b, "raw", None, 0, 0, start))
+                if version != "2":
+                    running[b] = start + self._rows(rel)
+        dirs = ([st.base_entry] if st.base else []) + st.delta_entries
+        for entry in dirs:
+            names = sorted(f.path for f in entry.files if "/" not in f.path
+                           and FileName.parse(f.path).kind in ("bucket", "original", "other"))
+            running = {}
+            for name in names:
+                kind = FileName.parse(name).kind
+                b = _bucket_from_name(name, version)
+                rel = f"{entry.name}/{name}"
+                if entry.kind == "delete_delta":
+                    buckets.setdefault(b, _Bucket()).deletes.append(rel)
+                    continue
+                if kind == "bucket":
+                    add(_File(rel, b, "acid", entry.name))
+                else:
+                    # LOAD DATA: raw files in base_X / delta_X_X_S get write id X, statement S.
+                    p = entry.parsed
+                    start = running.get(b, 0)
+                    add(_File(rel, max(b, 0), "raw", entry.name, p.max_write_id,
+                              max(p.statement_id, 0), start))
+                    running[max(b, 0)] = start + self._rows(rel)
+        return buckets, legacy_events
+
+    @property
+    def legacy(self) -> bool:
+        return self.version == "2" and not any(e.kind == "delete_delta"
+                                               for e in self.state.entries)
+
+    def _rows(self, rel: str) -> int:
+        try:
+            return open_orc(self.part.location, rel).file.nrows
+        except OrcReadError:
+            return 0
+
+    # -- reading ------------------------------------------------------------------------------
+    def _valid(self, arr: pa.Array) -> pa.Array:
+        """isWriteIdValid for every value (high watermark, then the exceptions)."""
+        ids = self.ids
+        ok = pc.less_equal(arr, ids.high_watermark)
+        if ids.exceptions:
+            ok = pc.and_(ok, pc.invert(pc.is_in(arr, pa.array(ids.exceptions, pa.int64()))))
+        return pc.fill_null(ok, False)
+
+    def _acid_batches(self, f: _File) -> Iterator[pa.RecordBatch]:
+        src = open_orc(self.part.location, f.rel)
+        if src.is_acid:
+            for batch in _events(src, None, True):
+                batch = _normalise_acid(batch)
+                yield batch.filter(self._valid(batch.column("currentTransaction")))
+            return
+        # A plain file: synthetic events.
+        row_start = f.start_row
+        for batch in _events(src, None, False):
+            n = batch.num_rows
+            prop = f.bucket if self.version == "2" else encode_v1(f.bucket, f.statement)
+            row = pa.StructArray.from_arrays(batch.columns, names=batch.schema.names)
+            events = pa.RecordBatch.from_arrays([
+                pa.array([0] * n, pa.int32()),
+                pa.array([f.synthetic_otid] * n, pa.int64()),
+                pa.array([prop] * n, pa.int32()),
+                pa.array(range(row_start, row_start + n), pa.int64()),
+                pa.array([f.synthetic_otid] * n, pa.int64()),
+                row], names=list(ACID_COLUMNS))
+            row_start += n
+            if f.synthetic_otid and not self.ids.is_valid(f.synthetic_otid):
+                continue
+            yield events
+
+    def _delete_keys(self, rels: list[str]) -> pa.Table | None:
+        parts = []
+        for rel in rels:
+            src = open_orc(self.part.location, rel)
+            for batch in _events(src, None, True):
+                batch = _normalise_acid(batch)
+                ok = pc.and_(self._valid(batch.column("currentTransaction")),
+                             pc.equal(batch.column("operation"), 2))
+                batch = batch.filter(ok)
+                parts.append(pa.table({k: batch.column(k) for k in KEY}))
+        if not parts:
+            return None
+        table = pa.concat_tables(parts)
+        return table if table.num_rows else None
+
+    def _output(self, events: pa.RecordBatch | pa.Table) -> pa.Table:
+        row = events.column("row")
+        if isinstance(row, pa.ChunkedArray):
+            row = row.combine_chunks()
+        names = [f.name for f in row.type]
+        out_names = self.row_names or names
+        arrays = [row.field(i) for i in range(len(names))]
+        cols = dict(zip(out_names, arrays))
+        if self.columns:
+            missing = [c for c in self.columns if c not in cols]
+            if missing:
+                from .errors import UsageError
+                raise UsageError(f"--columns: unknown column {', '.join(map(repr, missing))} "
+                                 f"(the table has: {', '.join(out_names)})")
+            cols = {c: cols[c] for c in self.columns}
+        table_cols: dict = {}
+        if self.with_row_id:
+            table_cols["ROW__ID"] = pa.StructArray.from_arrays(
+                [_plain(events.column("originalTransaction")), _plain(events.column("bucket")),
+                 _plain(events.column("rowId"))], names=["writeid", "bucketid", "rowid"])
+        table_cols.update(cols)
+        for key, value in _partition_values(self.part.partition):
+            table_cols[key] = pa.array([value] * events.num_rows, pa.string())
+        return pa.table(table_cols)
+
+    def tables(self) -> Iterator[pa.Table]:
+        buckets, legacy_events = self._files()
+        if self.legacy:
+            yield from self._legacy(legacy_events)
+            return
+        for b in sorted(buckets):
+            group = buckets[b]
+            deletes = self._delete_keys(group.deletes) if group.deletes else None
+            for f in group.data:
+                for batch in self._acid_batches(f):
+                    if batch.num_rows == 0:
+                        continue
+                    batch = batch.filter(pc.equal(batch.column("operation"), 0))
+                    if deletes is not None and batch.num_rows:
+                        batch = _anti_join(batch, deletes)
+                    if batch.num_rows:
+                        yield self._output(batch)
+
+    def _legacy(self, files: list[_File]) -> Iterator[pa.Table]:
+        """Hive 2.3 without split-update: per row identity the event with the highest
+        currentTransaction (then the highest statement id) wins; a delete removes the row."""
+        parts = []
+        for f in files:
+            stmt = 0
+            entry = f.directory
+            if entry is not None:
+                parsed = self.state.entry(entry).parsed
+                stmt = max(parsed.statement_id, 0)
+            for batch in self._acid_batches(f):
+                t = pa.Table.from_batches([batch])
+                parts.append(t.append_column("__stmt", pa.array([stmt] * t.num_rows, pa.int32())))
+        if not parts:
+            return
+        events = pa.concat_tables(parts, promote_options="permissive").combine_chunks()
+        order = pc.sort_indices(events, sort_keys=[("originalTransaction", "ascending"),
+                                                   ("bucket", "ascending"),
+                                                   ("rowId", "ascending"),
+                                                   ("currentTransaction", "descending"),
+                                                   ("__stmt", "descending")])
+        events = events.take(order)
+        n = events.num_rows
+        if n == 0:
+            return
+        first = [True] + [False] * 0
+        keys = [events.column(k).combine_chunks() for k in KEY]
+        same = None
+        for k in keys:
+            eq = pc.equal(k.slice(1), k.slice(0, n - 1))
+            same = eq if same is None else pc.and_(same, eq)
+        first = pa.concat_arrays([pa.array([True]), pc.invert(same)]) if n > 1 else \
+            pa.array([True])
+        winners = events.filter(first)
+        winners = winners.filter(pc.not_equal(winners.column("operation"), 2))
+        if winners.num_rows:
+            yield self._output(winners)
+
+
+def _plain(arr):
+    return arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
+
+
+def _anti_join(batch: pa.RecordBatch, deletes: pa.Table) -> pa.RecordBatch:
+    """Rows of ``batch`` whose (originalTransaction, bucket, rowId) is not a delete key, in
+    their original order. Arrow joins only the keys (its join cannot carry struct payloads);
+    the surviving positions select the rows."""
+    keys = pa.table({**{k: batch.column(k) for k in KEY},
+                     "__pos": pa.array(range(batch.num_rows), pa.int64())})
+    kept = keys.join(deletes, keys=KEY, join_type="left anti", use_threads=True)
+    positions = pc.sort_indices(kept.column("__pos"))
+    return batch.take(pc.take(kept.column("__pos"), positions).combine_chunks())
+
+
+def _partition_values(partition: str) -> list[tuple[str, str]]:
+    if not partition:
+        return []
+    from urllib.parse import unquote
+
+    return [(k, unquote(v)) for k, _, v in (c.partition("=") for c in partition.split("/"))]
+
+
+# ------------------------------------------------------------------------------------------------
+# The public API
+
+
+@dataclass
+class Snapshotted:
+    table: TableState
+    with_row_id: bool = False
+    columns: Sequence[str] | None = None
+
+    def _readers(self) -> Iterator[PartitionReader]:
+        names = None
+        for part in self.table.partitions:
+            yield PartitionReader(part, self.table.snapshot, with_row_id=self.with_row_id,
+                                  columns=self.columns, row_names=names)
+
+    def tables(self) -> Iterator[pa.Table]:
+        for reader in self._readers():
+            yield from reader.tables()
+
+    def to_batches(self) -> pa.RecordBatchReader:
+        """A streaming reader; the schema is that of the first batch."""
+        iterator = self.tables()
+        first = next(iterator, None)
+        if first is None:
+            return pa.RecordBatchReader.from_batches(pa.schema([]), iter(()))
+        schema = first.schema
+
+        def batches():
+            for t in [first]:
+                yield from t.to_batches()
+            for t in iterator:
+                yield from t.cast(schema).to_batches() if t.schema != schema else t.to_batches()
+        return pa.RecordBatchReader.from_batches(schema, batches())
+
+    def to_arrow(self) -> pa.Table:
+        reader = self.to_batches()
+        return reader.read_all()
+
+    def to_pandas(self):
+        return self.to_arrow().to_pandas()
+
+
+@dataclass
+class Table:
+    """``acidtool.open_table(url)``: a table or partition directory on any filesystem."""
+
+    url: str
+
+    def snapshot(self, write_ids: str | None = None, txns: str | None = None,
+                 hive_version: str | int = "4", *, table: str | None = None,
+                 with_row_id: bool = False, columns: Sequence[str] | None = None) -> Snapshotted:
+        snap = make_snapshot(hive_version, write_ids, txns, table)
+        return Snapshotted(inspect_table(self.url, snap), with_row_id, columns)
+
+    def to_arrow(self) -> pa.Table:
+        """Everything committed, Hive 4 rules."""
+        return self.snapshot().to_arrow()
+
+
+def open_table(url: str) -> Table:
+    return Table(url)
+
+
+# ------------------------------------------------------------------------------------------------
+# Writing the rows out
+
+
+def _json_lines(table: pa.Table, extra_first: list[tuple[str, pa.Array]] = ()) -> pa.Array:
+    from .jsonl import PLAIN, format_parts, object_text
+
+    names = [n for n, _ in extra_first] + list(table.column_names)
+    values = [v for _, v in extra_first] + [format_parts(c.combine_chunks(), PLAIN, (n,))
+                                           for n, c in zip(table.column_names, table.columns)]
+    return object_text(names, values, table.num_rows, suffix="\n")
+
+
+def _csv_ready(table: pa.Table) -> pa.Table:
+    """CSV has no nested values: those columns carry their JSON text."""
+    from .jsonl import format_values
+
+    cols = {}
+    for name, col in zip(table.column_names, table.columns):
+        t = col.type
+        if pa.types.is_nested(t):
+            cols[name] = format_values(col.combine_chunks())
+        else:
+            cols[name] = col
+    return pa.table(cols)
+
+
+class RowWriter:
+    """jsonl/csv to a stream, parquet/orc to a file written under a temporary name and renamed
+    into place only when complete."""
+
+    def __init__(self, fmt: str, output: str | None, stdout):
+        import os
+        import tempfile
+
+        self.fmt, self.output, self.stdout = fmt, output, stdout
+        self.rows = 0
+        self._writer = None
+        self._tmp = None
+        if output is not None:
+            directory = os.path.dirname(os.path.abspath(output)) or "."
+            fd, self._tmp = tempfile.mkstemp(prefix=".acidtool-", dir=directory)
+            os.close(fd)
+            self._stream = open(self._tmp, "wb")
+        else:
+            self._stream = stdout
+        self._csv_header = True
+
+    def write(self, table: pa.Table) -> None:
+        if table.num_rows == 0:
+            return
+        self.rows += table.num_rows
+        if self.fmt == "jsonl":
+            from .jsonl import lines_buffer
+
+            self._stream.write(lines_buffer(_json_lines(table)))
+        elif self.fmt == "csv":
+            import pyarrow.csv as pacsv
+
+            sink = pa.BufferOutputStream()
+            pacsv.write_csv(_csv_ready(table), sink,
+                            pacsv.WriteOptions(include_header=self._csv_header))
+            self._csv_header = False
+            self._stream.write(sink.getvalue().to_pybytes())
+        elif self.fmt == "parquet":
+            import pyarrow.parquet as pq
+
+            if self._writer is None:
+                self._writer = pq.ParquetWriter(self._stream, table.schema)
+            self._writer.write_table(table.cast(self._writer.schema))
+        elif self.fmt == "orc":
+            import pyarrow.orc as paorc
+
+            if self._writer is None:
+                self._writer = paorc.ORCWriter(self._stream)
+                self._schema = table.schema
+            self._writer.write(table.cast(self._schema))
+        else:
+            raise ValueError(self.fmt)
+
+    def finish(self, schema: pa.Schema | None = None) -> None:
+        import os
+
+        if self._writer is None and self.fmt in ("parquet", "orc") and schema is not None:
+            self.write_empty(schema)
+        if self._writer is not None:
+            self._writer.close()
+        self._stream.flush()
+        if self._tmp is not None:
+            self._stream.close()
+            os.replace(self._tmp, self.output)
+            self._tmp = None
+
+    def write_empty(self, schema: pa.Schema) -> None:
+        if self.fmt == "parquet":
+            import pyarrow.parquet as pq
+
+            self._writer = pq.ParquetWriter(self._stream, schema)
+        elif self.fmt == "orc":
+            import pyarrow.orc as paorc
+
+            self._writer = paorc.ORCWriter(self._stream)
+            self._writer.write(schema.empty_table())
+
+    def abort(self) -> None:
+        import os
+
+        if self._writer is not None:
+            try:
+                self._writer.close()
+            except Exception:  # noqa: BLE001 - the output is being thrown away anyway
+                pass
+            self._writer = None
+        if self._tmp is not None:
+            try:
+                self._stream.close()
+            finally:
+                if os.path.exists(self._tmp):
+                    os.remove(self._tmp)
+                self._tmp = None
+
+
+def write_rows(snap: Snapshotted, fmt: str, output: str | None, stdout, limit: int | None) -> int:
+    writer = RowWriter(fmt, output, stdout)
+    schema = None
+    try:
+        for table in snap.tables():
+            schema = schema or table.schema
+            if limit is not None:
+                room = limit - writer.rows
+                if room <= 0:
+                    break
+                table = table.slice(0, room)
+            writer.write(table)
+        writer.finish(schema)
+    except BaseException:
+        writer.abort()
+        raise
+    return writer.rows
+
+
+# ------------------------------------------------------------------------------------------------
+# diff
+
+
+def _with_ids(snap: Snapshotted) -> pa.Table:
+    tables = list(snap.tables())
+    if not tables:
+        return pa.table({"ROW__ID": pa.array([], pa.struct([("writeid", pa.int64()),
+                                                             ("bucketid", pa.int32()),
+                                                             ("rowid", pa.int64())]))})
+    return pa.concat_tables(tables, promote_options="permissive")
+
+
+def diff_tables(before: Snapshotted, after: Snapshotted) -> tuple[pa.Table, pa.Table]:
+    """(rows in ``after`` but not ``before``, rows in ``before`` but not ``after``), by ROW__ID."""
+    a, b = _with_ids(before), _with_ids(after)
+
+    def keyed(t: pa.Table) -> pa.Table:
+        rid = t.column("ROW__ID").combine_chunks()
+        return pa.table({"w": rid.field(0), "b": rid.field(1), "r": rid.field(2),
+                         "__pos": pa.array(range(t.num_rows), pa.int64())})
+
+    def minus(x: pa.Table, y: pa.Table) -> pa.Table:
+        kept = keyed(x).join(keyed(y).drop_columns(["__pos"]), keys=["w", "b", "r"],
+                             join_type="left anti")
+        return x.take(pc.take(kept.column("__pos"), pc.sort_indices(kept.column("__pos")))
+                      .combine_chunks())
+
+    return minus(b, a), minus(a, b)
+
+
+def write_diff(inserted: pa.Table, deleted: pa.Table, stdout) -> None:
+    from .jsonl import Literal, lines_buffer
+
+    for op, table in (("insert", inserted), ("delete", deleted)):
+        if table.num_rows:
+            lit = Literal(f'"{op}"', table.num_rows)
+            stdout.write(lines_buffer(_json_lines(table, [("op", lit)])))

@@ -1,0 +1,211 @@
+"""``acidtool read`` and ``diff``: Hive's rows for a snapshot, from real and synthetic tables."""
+
+import json
+import shutil
+
+import pyarrow.orc as paorc
+import pyarrow.parquet as pq
+import pytest
+
+import acidtool
+from acidtool.acidwrite import DELETE, INSERT, UPDATE, Event
+
+from .helpers.layouts import DIR, MARK, acid, build, delta, events, plain
+from .helpers.runner import run
+from .helpers.shared import REALDATA, require
+
+TRINO = "trino"
+
+
+def rows(*args):
+    result = run("read", *args)
+    assert result.code == 0, result.err
+    return [json.loads(line) for line in result.out.splitlines()]
+
+
+def test_nation_with_two_delete_deltas(tmp_path):
+    src = require(REALDATA / TRINO)
+    table = tmp_path / "nation"
+    (table / "delta_0000002_0000002_0000").mkdir(parents=True)
+    shutil.copy(src / "nationFile25kRowsSortedOnNationKey/bucket_00000",
+                table / "delta_0000002_0000002_0000/bucket_00000")
+    for d in ("delete_delta_0000003_0000003_0000", "delete_delta_0000004_0000004_0000"):
+        shutil.copytree(src / "nation_delete_deltas" / d, table / d)
+    t = acidtool.open_table(str(table)).snapshot().to_arrow()
+    assert t.num_rows == 23000
+    keys = set(t.column("n_nationkey").to_pylist())
+    assert 5 not in keys and 19 not in keys and len(keys) == 23
+    # before write id 4 commits, only the first delete delta applies
+    t = acidtool.open_table(str(table)).snapshot(write_ids="t:4:4:4:").to_arrow()
+    assert t.num_rows == 24000
+
+
+def test_original_file_with_delete_delta():
+    table = require(REALDATA / TRINO / "fullacidNationTableWithOriginalFiles")
+    out = rows(table)
+    assert len(out) == 24 and "UNITED STATES" not in {r["n_name"] for r in out}
+
+
+def test_original_files_with_delete_delta_trino():
+    table = require(REALDATA / TRINO / "dummy_id_data_orc")
+    out = rows(table, "--with-row-id")
+    ids = [r["id"] for r in out]
+    assert ids == [0, 1, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20]
+    assert out[2]["ROW__ID"] == {"writeid": 0, "bucketid": 536870912, "rowid": 3}
+
+
+def test_original_files_with_delete_deltas_in_other_buckets_qubole():
+    table = require(REALDATA / "qubole-presto/presto-hive/src/test/resources/dummy_id_data_orc")
+    ids = [r["id"] for r in rows(table)]
+    assert len(ids) == 18 and 6 not in ids and 11 not in ids
+
+
+@pytest.mark.parametrize("write_ids,expected", [
+    ("t:2:1:1,2:", []),
+    ("t:2:2:2:", [("a1", "b2"), ("a3", "b4")]),
+    ("t:2:9223372036854775807::", [("a1", "b2"), ("a3", "b4"), ("a5", "b6"), ("a7", "b8")]),
+])
+def test_streaming_file_rows_filtered_per_write_id(tmp_path, write_ids, expected):
+    src = require(REALDATA / "impala/testdata/data/streaming.orc")
+    table = tmp_path / "t"
+    (table / "delta_1_2").mkdir(parents=True)
+    shutil.copy(src, table / "delta_1_2" / "bucket_00000")
+    assert [(r["a"], r["b"]) for r in rows(table, "--write-ids", write_ids)] == expected
+
+
+def _table(tmp_path):
+    """Write ids: 1 insert (bucket 0 and 1), 2 two statements, 3 update of (1,0,0) and delete of
+    (1,0,1), 4 aborted insert, 5 insert."""
+    ev = lambda *a: Event(*a)  # noqa: E731
+    layout = {}
+    layout.update(delta("delta_0000001_0000001_0000", acid(events(1, n=2, bucket=0))))
+    layout["delta_0000001_0000001_0000/bucket_00001"] = acid(events(1, n=1, bucket=1))
+    layout.update(delta("delta_0000002_0000002_0000", acid(events(2, n=1, stmt=0))))
+    layout.update(delta("delta_0000002_0000002_0001", acid(events(2, n=1, stmt=1))))
+    layout.update(delta("delete_delta_0000003_0000003_0000", acid(
+        [ev(DELETE, 1, 536870912, 0, 3, None), ev(DELETE, 1, 536870912, 1, 3, None)])))
+    layout.update(delta("delta_0000003_0000003_0000", acid(
+        [ev(INSERT, 3, 536870912, 0, 3, (100, "updated"))])))
+    layout.update(delta("delta_0000004_0000004_0000", acid(events(4, n=1))))
+    layout.update(delta("delta_0000005_0000005_0000", acid(events(5, n=1, start=7))))
+    return build(tmp_path / "t", layout)
+
+
+def _ids(out):
+    """ROW__IDs in key order (SQL gives rows in no particular order; Hive's follows splits)."""
+    return sorted((r["ROW__ID"]["writeid"], r["ROW__ID"]["bucketid"], r["ROW__ID"]["rowid"])
+                  for r in out)
+
+
+def test_synthetic_table_snapshots(tmp_path):
+    table = _table(tmp_path)
+    snap = "t:5:9223372036854775807::4"
+    out = rows(table, "--with-row-id", "--write-ids", snap)
+    assert _ids(out) == [(1, 536936448, 0), (2, 536870912, 0), (2, 536870913, 0),
+                         (3, 536870912, 0), (5, 536870912, 7)]
+    assert [r["name"] for r in out if r["ROW__ID"]["writeid"] == 3] == ["updated"]
+    # before the update: both original rows of bucket 0 are there
+    out = rows(table, "--with-row-id", "--write-ids", "t:2:9223372036854775807::")
+    assert _ids(out) == [(1, 536870912, 0), (1, 536870912, 1), (1, 536936448, 0),
+                         (2, 536870912, 0), (2, 536870913, 0)]
+    # write id 3 open: neither its delete nor its insert is visible
+    out = rows(table, "--with-row-id", "--write-ids", "t:5:3:3:4")
+    assert (1, 536870912, 0) in _ids(out) and (3, 536870912, 0) not in _ids(out)
+
+
+def test_diff_is_read_to_minus_read_from(tmp_path):
+    table = _table(tmp_path)
+    result = run("diff", table, "--from-write-id", "2", "--to", "t:5:9223372036854775807::4")
+    assert result.code == 0, result.err
+    out = [json.loads(line) for line in result.out.splitlines()]
+    assert sorted((r["op"], r["ROW__ID"]["writeid"], r["ROW__ID"]["rowid"]) for r in out) == [
+        ("delete", 1, 0), ("delete", 1, 1), ("insert", 3, 0), ("insert", 5, 7)]
+    assert "2 inserted, 2 deleted" in result.err
+    same = run("diff", table, "--from-write-id", "5", "--to-write-id", "5")
+    assert same.out == ""
+
+
+def test_insert_overwrite_base_and_load_data(tmp_path):
+    layout = {**delta("delta_0000001_0000001_0000", acid(events(1, n=3))),
+              "base_0000002/000000_0": plain(rows=[(10, "iow")]),
+              "delta_0000003_0000003_0000/000000_0": plain(rows=[(20, "load")]),
+              "delta_0000003_0000003_0000/000000_0_copy_1": plain(rows=[(21, "load2")]),
+              "delta_0000003_0000003_0000/_orc_acid_version": MARK}
+    table = build(tmp_path / "t", layout)
+    out = rows(table, "--with-row-id")
+    assert [(r["id"], r["ROW__ID"]["writeid"], r["ROW__ID"]["rowid"]) for r in out] == [
+        (10, 2, 0), (20, 3, 0), (21, 3, 1)]
+    # write id 3 aborted: the LOAD DATA rows are invisible
+    assert [r["id"] for r in rows(table, "--write-ids", "t:3:9223372036854775807::3")] == [10]
+
+
+def test_hive2_legacy_update_and_delete_events(tmp_path):
+    ev = lambda *a: Event(*a)  # noqa: E731
+    layout = {
+        "delta_0000001_0000001_0000/bucket_00000": acid(events(1, n=3, v0=True), hive_version="2"),
+        "delta_0000002_0000002_0000/bucket_00000": acid(
+            [ev(UPDATE, 1, 0, 0, 2, (0, "changed")), ev(DELETE, 1, 0, 1, 2, None)],
+            hive_version="2"),
+    }
+    table = build(tmp_path / "t", layout)
+    out = rows(table, "--hive-version", "2", "--with-row-id")
+    assert [(r["ROW__ID"]["rowid"], r["name"]) for r in out] == [(0, "changed"), (2, "n2")]
+    # transaction 2 still open: the original rows
+    out = rows(table, "--hive-version", "2", "--txns", "5:2:2")
+    assert [r["name"] for r in out] == ["n0", "n1", "n2"]
+
+
+def test_partition_columns(tmp_path):
+    layout = {f"ds=2024-01-0{d}/{k}": v for d in (1, 2)
+              for k, v in delta("delta_0000001_0000001_0000", acid(events(1, n=1))).items()}
+    table = build(tmp_path / "t", layout)
+    out = rows(table)
+    assert [r["ds"] for r in out] == ["2024-01-01", "2024-01-02"]
+
+
+def test_formats_and_output_files(tmp_path):
+    table = _table(tmp_path)
+    out = tmp_path / "o.parquet"
+    assert run("read", table, "--format", "parquet", "-o", out, "--with-row-id").code == 0
+    t = pq.read_table(out)
+    assert t.num_rows == 6 and t.column_names == ["ROW__ID", "id", "name"]
+    orc_out = tmp_path / "o.orc"
+    assert run("read", table, "--format", "orc", "-o", orc_out).code == 0
+    assert paorc.ORCFile(str(orc_out)).nrows == 6
+    csv = run("read", table, "--format", "csv", "--with-row-id", "--columns", "name").out
+    assert csv.splitlines()[0] == '"ROW__ID","name"'
+    assert '"{""writeid"":1,""bucketid"":536936448,""rowid"":0}","n0"' in csv
+    assert len(rows(table, "--limit", "2")) == 2
+
+
+def test_failure_leaves_no_partial_output(tmp_path):
+    table = _table(tmp_path)
+    (table / "delta_0000005_0000005_0000" / "bucket_00000").write_bytes(b"ORC-broken")
+    out = tmp_path / "o.parquet"
+    result = run("read", table, "--format", "parquet", "-o", out)
+    assert result.code == 1 and "bucket_00000" in result.err
+    assert not out.exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".acidtool")] == []
+
+
+def test_refused_snapshot(tmp_path):
+    layout = {**delta("base_0000005", acid(events(5))),
+              "base_0000005/_metadata_acid": b'{"thisFileVersion":"0","dataFormat":"compacted"}'}
+    table = build(tmp_path / "t", layout)
+    result = run("read", table, "--write-ids", "t:6:3:3:")
+    assert result.code == 1 and "Not enough history" in result.err
+    assert len(result.err.strip().splitlines()) == 1
+
+
+def test_unknown_column(tmp_path):
+    result = run("read", _table(tmp_path), "--columns", "nope")
+    assert result.code == 2 and "unknown column" in result.err
+
+
+def test_python_api(tmp_path):
+    table = _table(tmp_path)
+    snap = acidtool.open_table(str(table)).snapshot(write_ids="t:5:9223372036854775807::4",
+                                                    with_row_id=True)
+    reader = snap.to_batches()
+    assert sum(b.num_rows for b in reader) == 5
+    assert acidtool.open_table(str(table)).to_arrow().num_rows == 6
