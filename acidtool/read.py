@@ -159,6 +159,11 @@ class PartitionReader:
     def _valid(self, arr: pa.Array) -> pa.Array:
         """isWriteIdValid for every value (high watermark, then the exceptions)."""
         ids = self.ids
+        low, high = (v.as_py() for v in pc.min_max(arr).values())
+        if high is not None and high <= ids.high_watermark and not any(
+                low <= e <= high for e in ids.exceptions):
+            return pa.array([True] * len(arr)) if len(arr) < 1024 else \
+                pc.is_valid(arr)
         ok = pc.less_equal(arr, ids.high_watermark)
         if ids.exceptions:
             ok = pc.and_(ok, pc.invert(pc.is_in(arr, pa.array(ids.exceptions, pa.int64()))))
@@ -169,7 +174,10 @@ class PartitionReader:
         if src.is_acid:
             for batch in _events(src, None, True):
                 batch = _normalise_acid(batch)
-                yield batch.filter(self._valid(batch.column("currentTransaction")))
+                valid = self._valid(batch.column("currentTransaction"))
+                if valid.null_count or not pc.all(valid).as_py():
+                    batch = batch.filter(valid)
+                yield batch
             return
         # A plain file: synthetic events.
         row_start = f.start_row
@@ -189,7 +197,7 @@ class PartitionReader:
                 continue
             yield events
 
-    def _delete_keys(self, rels: list[str]) -> pa.Table | None:
+    def _delete_keys(self, rels: list[str]) -> "DeleteKeys | None":
         parts = []
         for rel in rels:
             src = open_orc(self.part.location, rel)
@@ -201,8 +209,8 @@ class PartitionReader:
                 parts.append(pa.table({k: batch.column(k) for k in KEY}))
         if not parts:
             return None
-        table = pa.concat_tables(parts)
-        return table if table.num_rows else None
+        table = pa.concat_tables(parts).combine_chunks()
+        return DeleteKeys(table) if table.num_rows else None
 
     def _output(self, events: pa.RecordBatch | pa.Table) -> pa.Table:
         row = events.column("row")
@@ -241,9 +249,12 @@ class PartitionReader:
                 for batch in self._acid_batches(f):
                     if batch.num_rows == 0:
                         continue
-                    batch = batch.filter(pc.equal(batch.column("operation"), 0))
-                    if deletes is not None and batch.num_rows:
-                        batch = _anti_join(batch, deletes)
+                    keep = pc.equal(batch.column("operation"), 0)
+                    if deletes is not None:
+                        deleted = deletes.match(batch)
+                        if deleted is not None:
+                            keep = pc.and_(keep, pc.invert(deleted))
+                    batch = batch.filter(keep)
                     if batch.num_rows:
                         yield self._output(batch)
 
@@ -290,15 +301,67 @@ def _plain(arr):
     return arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
 
 
-def _anti_join(batch: pa.RecordBatch, deletes: pa.Table) -> pa.RecordBatch:
-    """Rows of ``batch`` whose (originalTransaction, bucket, rowId) is not a delete key, in
-    their original order. Arrow joins only the keys (its join cannot carry struct payloads);
-    the surviving positions select the rows."""
-    keys = pa.table({**{k: batch.column(k) for k in KEY},
-                     "__pos": pa.array(range(batch.num_rows), pa.int64())})
-    kept = keys.join(deletes, keys=KEY, join_type="left anti", use_threads=True)
-    positions = pc.sort_indices(kept.column("__pos"))
-    return batch.take(pc.take(kept.column("__pos"), positions).combine_chunks())
+class DeleteKeys:
+    """One bucket's valid delete keys, held compactly for membership tests.
+
+    The usual case packs (originalTransaction, rowId) into one int64 per bucket property, so a
+    batch is tested with one hash lookup per row (``is_in``); keys that do not fit (write ids
+    from 2^31 or row ids from 2^32) fall back to an Arrow hash join on the three columns."""
+
+    def __init__(self, table: pa.Table):
+        self.table = table
+        org, row = table.column("originalTransaction"), table.column("rowId")
+        self.min_org, self.max_org = (v.as_py() for v in pc.min_max(org).values())
+        self.packable = _packable(org, row)
+        self.by_bucket: dict[int, pa.Array] = {}
+        if self.packable:
+            buckets = table.column("bucket")
+            for value in pc.unique(buckets).to_pylist():
+                part = table.filter(pc.equal(buckets, value))
+                self.by_bucket[value] = _pack(part.column("originalTransaction"),
+                                              part.column("rowId")).combine_chunks()
+
+    def match(self, batch: pa.RecordBatch) -> pa.Array | None:
+        """A mask of the rows of ``batch`` that are deleted, or None when none can be."""
+        org = batch.column("originalTransaction")
+        low, high = (v.as_py() for v in pc.min_max(org).values())
+        if low is None or high < self.min_org or low > self.max_org:
+            return None
+        row, bucket = batch.column("rowId"), batch.column("bucket")
+        if not (self.packable and _packable(org, row)):
+            return _anti_join_mask(batch, self.table)
+        key = _pack(org, row)
+        values = pc.unique(bucket).to_pylist()
+        mask = None
+        for value in values:
+            keys = self.by_bucket.get(value)
+            if keys is None:
+                continue
+            hit = pc.is_in(key, value_set=keys)
+            if len(values) > 1:
+                hit = pc.and_(hit, pc.equal(bucket, value))
+            mask = hit if mask is None else pc.or_(mask, hit)
+        return mask
+
+
+def _packable(org, row) -> bool:
+    lo_o, hi_o = (v.as_py() for v in pc.min_max(org).values())
+    lo_r, hi_r = (v.as_py() for v in pc.min_max(row).values())
+    return (lo_o is None or (lo_o >= 0 and hi_o < 2**31)) and \
+        (lo_r is None or (lo_r >= 0 and hi_r < 2**32))
+
+
+def _pack(org, row) -> pa.Array:
+    return pc.bit_wise_or(pc.shift_left(pc.cast(org, pa.int64()), 32), pc.cast(row, pa.int64()))
+
+
+def _anti_join_mask(batch: pa.RecordBatch, deletes: pa.Table) -> pa.Array:
+    """The general case: an Arrow semi join on the three key columns (it cannot carry the
+    struct payload, so positions travel with the keys)."""
+    positions = pa.array(range(batch.num_rows), pa.int64())
+    keys = pa.table({**{k: batch.column(k) for k in KEY}, "__pos": positions})
+    hits = keys.join(deletes, keys=KEY, join_type="left semi", use_threads=True)
+    return pc.is_in(positions, value_set=hits.column("__pos").combine_chunks())
 
 
 def _partition_values(partition: str) -> list[tuple[str, str]]:
@@ -495,11 +558,50 @@ class RowWriter:
                 self._tmp = None
 
 
+def _prefetched(tables: Iterator[pa.Table], depth: int = 2) -> Iterator[pa.Table]:
+    """Produce the next tables on a background thread while the caller writes the current one
+    (Arrow's readers and writers release the GIL); at most ``depth`` tables wait in between."""
+    import queue
+    import threading
+
+    q: queue.Queue = queue.Queue(maxsize=depth)
+    done = object()
+    stop = threading.Event()
+
+    def run():
+        try:
+            for t in tables:
+                if stop.is_set():
+                    return
+                q.put(t)
+            q.put(done)
+        except BaseException as exc:  # handed to the consumer, raised there
+            q.put(exc)
+
+    worker = threading.Thread(target=run, name="acidtool-read", daemon=True)
+    worker.start()
+    try:
+        while True:
+            item = q.get()
+            if item is done:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        while worker.is_alive():
+            try:
+                q.get_nowait()
+            except queue.Empty:
+                worker.join(0.01)
+
+
 def write_rows(snap: Snapshotted, fmt: str, output: str | None, stdout, limit: int | None) -> int:
     writer = RowWriter(fmt, output, stdout)
     schema = None
     try:
-        for table in snap.tables():
+        for table in _prefetched(snap.tables()):
             schema = schema or table.schema
             if limit is not None:
                 room = limit - writer.rows
