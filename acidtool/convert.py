@@ -1,0 +1,538 @@
+"""``acidtool convert``: re-wrap raw ORC into the delta directory Hive itself would have written.
+
+Plan first (sources, schema mapping, write id, bucket layout: every problem is reported before
+anything is written), then write into a hidden staging directory inside the target
+(``_acidtool_staging_<id>``, which Hive ignores) and commit with one directory rename. A failure
+or Ctrl-C removes the staging directory; sources are never modified (``--move-sources`` moves
+them out of the table only after the commit, and writes a manifest).
+
+Rows keep their source order: sources in path order, rows in file order. Unbucketed tables get
+``bucket_00000``, ``bucket_00001``... of at most ``max_file_rows`` rows each; bucketed tables put
+each row in the file Hive's hash picks. Row ids run 0..n-1 in every file.
+"""
+
+from __future__ import annotations
+
+import glob as globlib
+import json
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Callable, Iterator, Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.orc as paorc
+
+from .core.bucket import encode_v1
+from .core.hashing import bucket_number
+from .core.names import ACID_VERSION_FILE, Base, Delta, bucket_file_name, is_hidden, parse_dir_name
+from .core.orctypes import TypeStringError, struct_fields
+from .errors import AcidToolError, OrcReadError, UsageError
+from .fs import Location, kind_of, list_tree, resolve
+from .orc import is_acid_schema, open_orc
+from .orcpatch import with_user_metadata
+
+STAGING_PREFIX = "_acidtool_staging_"
+DEFAULT_MAX_FILE_ROWS = 10_000_000
+
+_ORC_TO_ARROW = {
+    "boolean": pa.bool_(), "tinyint": pa.int8(), "smallint": pa.int16(), "int": pa.int32(),
+    "bigint": pa.int64(), "float": pa.float32(), "double": pa.float64(), "string": pa.string(),
+    "binary": pa.binary(), "date": pa.date32(), "timestamp": pa.timestamp("ns"),
+}
+# Casts that never lose information (Hive's own schema evolution allows these too).
+_WIDER = {
+    pa.int8(): {pa.int16(), pa.int32(), pa.int64()},
+    pa.int16(): {pa.int32(), pa.int64()},
+    pa.int32(): {pa.int64()},
+    pa.float32(): {pa.float64()},
+}
+
+
+class ConvertError(AcidToolError):
+    """A problem found while planning; nothing has been written."""
+
+
+def orc_type_to_arrow(text: str) -> pa.DataType:
+    t = "".join(text.split()).lower()
+    if t in _ORC_TO_ARROW:
+        return _ORC_TO_ARROW[t]
+    if t.startswith(("varchar(", "char(")):
+        return pa.string()
+    if t.startswith("decimal("):
+        precision, scale = (int(x) for x in t[len("decimal("):-1].split(","))
+        return pa.decimal128(precision, scale)
+    if t.startswith("array<"):
+        return pa.list_(orc_type_to_arrow(t[len("array<"):-1]))
+    if t.startswith("struct<"):
+        return pa.struct([pa.field(n, orc_type_to_arrow(ft)) for n, ft in struct_fields(t)])
+    if t.startswith("map<"):
+        inner = t[len("map<"):-1]
+        depth = 0
+        for i, ch in enumerate(inner):
+            depth += ch in "<("
+            depth -= ch in ">)"
+            if ch == "," and depth == 0:
+                return pa.map_(orc_type_to_arrow(inner[:i]), orc_type_to_arrow(inner[i + 1:]))
+    raise ConvertError(f"unsupported column type {text!r}")
+
+
+@dataclass(frozen=True)
+class ConvertOptions:
+    table: str
+    write_id: str = "auto"  # a number or "auto"
+    partition: str | None = None
+    statement_id: int = 0
+    compression: str = "zlib"
+    hive_version: str = "4"
+    buckets: int | None = None
+    bucket_by: tuple[str, ...] = ()
+    bucketing_version: int = 2
+    max_file_rows: int = DEFAULT_MAX_FILE_ROWS
+    schema: str | None = None
+    by_position: bool = False
+    move_sources: str | None = None
+    stripe_size: int = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Source:
+    loc: Location
+    rows: int
+    schema: pa.Schema
+
+
+@dataclass
+class Plan:
+    options: ConvertOptions
+    sources: list[Source]
+    target: Location  # the table or partition directory
+    write_id: int
+    directory: str  # delta_W_W_SSSS
+    schema: pa.Schema  # the row columns written
+    mapping: list[tuple[str, str, str]]  # (target column, source column, cast or "")
+    bucket_kinds: list[str] = field(default_factory=list)
+    total_rows: int = 0
+    files: list[str] = field(default_factory=list)  # bucket file names (unbucketed: known)
+
+    def describe(self) -> dict:
+        o = self.options
+        return {
+            "target": self.target.url, "directory": self.directory, "write_id": self.write_id,
+            "statement_id": o.statement_id, "hive_version": o.hive_version,
+            "sources": [{"path": s.loc.url, "rows": s.rows} for s in self.sources],
+            "rows": self.total_rows,
+            "columns": [{"column": t, "source": s, "cast": c} for t, s, c in self.mapping],
+            "bucketing": ({"buckets": o.buckets, "by": list(o.bucket_by),
+                           "version": o.bucketing_version} if o.buckets else None),
+            "files": self.files if not o.buckets else
+            [bucket_file_name(b) for b in range(o.buckets)],
+            "compression": o.compression,
+        }
+
+
+# ------------------------------------------------------------------------------------------------
+# Planning
+
+
+def _expand_sources(patterns: Sequence[str]) -> list[Location]:
+    out: list[Location] = []
+    for pattern in patterns:
+        if any(ch in pattern for ch in "*?[") and "://" not in pattern:
+            matches = sorted(globlib.glob(pattern))
+            if not matches:
+                raise UsageError(f"{pattern}: no file matches")
+            out.extend(resolve(m) for m in matches)
+            continue
+        loc = resolve(pattern)
+        kind = kind_of(loc)
+        if kind == "missing":
+            raise UsageError(f"{pattern}: no such file or directory")
+        if kind == "file":
+            out.append(loc)
+            continue
+        files = sorted(p.path for p in list_tree(loc) if not p.is_dir
+                       and not any(is_hidden(x) for x in p.path.split("/")))
+        if not files:
+            raise UsageError(f"{pattern}: no files in this directory")
+        out.extend(loc.child(f) for f in files)
+    seen, unique = set(), []
+    for loc in out:
+        if loc.url not in seen:
+            seen.add(loc.url)
+            unique.append(loc)
+    return unique
+
+
+def _read_sources(locs: list[Location]) -> list[Source]:
+    problems, sources = [], []
+    for loc in locs:
+        try:
+            src = open_orc(loc, "")
+        except OrcReadError as exc:
+            problems.append(str(exc))
+            continue
+        if is_acid_schema(src.schema):
+            problems.append(f"{loc.url}: already in the ACID event schema (it is ACID data, "
+                            "not a raw file to convert)")
+            continue
+        sources.append(Source(loc, src.file.nrows, src.schema))
+    if problems:
+        raise UsageError("cannot convert:\n  " + "\n  ".join(problems))
+    return sources
+
+
+def _castable(src: pa.DataType, dst: pa.DataType) -> bool:
+    if src == dst:
+        return True
+    if dst in _WIDER.get(src, set()):
+        return True
+    if pa.types.is_integer(src) and pa.types.is_decimal(dst):
+        return dst.precision - dst.scale >= {8: 3, 16: 5, 32: 10, 64: 19}[src.bit_width]
+    if pa.types.is_decimal(src) and pa.types.is_decimal(dst):
+        return dst.scale >= src.scale and dst.precision - dst.scale >= src.precision - src.scale
+    if pa.types.is_timestamp(src) and pa.types.is_timestamp(dst):
+        return True
+    if pa.types.is_large_string(src) and pa.types.is_string(dst):
+        return True
+    return False
+
+
+def _map_schema(sources: list[Source], opts: ConvertOptions
+                ) -> tuple[pa.Schema, list[tuple[str, str, str]]]:
+    first = sources[0].schema
+    for s in sources[1:]:
+        if s.schema != first:
+            raise UsageError(f"sources have different schemas: {sources[0].loc.url} has "
+                             f"{first.to_string(show_schema_metadata=False)!r}, {s.loc.url} has "
+                             f"{s.schema.to_string(show_schema_metadata=False)!r}")
+    if opts.schema is None:
+        return first, [(f.name, f.name, "") for f in first]
+    try:
+        target = pa.schema([pa.field(n, orc_type_to_arrow(t)) for n, t in
+                            struct_fields(opts.schema)])
+    except TypeStringError as exc:
+        raise UsageError(f"--schema: {exc}") from None
+    problems, mapping = [], []
+    if opts.by_position:
+        if len(target) != len(first):
+            problems.append(f"the sources have {len(first)} columns, --schema has {len(target)}")
+        pairs = list(zip(target, first))
+    else:
+        by_name = {f.name.lower(): f for f in first}
+        pairs = []
+        for t in target:
+            s = by_name.pop(t.name.lower(), None)
+            if s is None:
+                problems.append(f"column {t.name!r} is missing from the sources")
+            else:
+                pairs.append((t, s))
+        for extra in by_name.values():
+            problems.append(f"source column {extra.name!r} is not in --schema")
+    for t, s in pairs:
+        if not _castable(s.type, t.type):
+            problems.append(f"column {t.name!r}: {s.type} cannot be cast safely to {t.type}")
+        mapping.append((t.name, s.name, "" if s.type == t.type else f"{s.type} -> {t.type}"))
+    if problems:
+        raise UsageError("schema does not fit:\n  " + "\n  ".join(problems))
+    return target, mapping
+
+
+def _max_write_id(target: Location) -> int:
+    """The highest write id of any base or delta below the target (0 when there is none)."""
+    top = 0
+    if kind_of(target) != "dir":
+        return 0
+    for p in list_tree(target):
+        if not p.is_dir:
+            continue
+        name = p.name
+        try:
+            acid = parse_dir_name(name, "4")
+        except ValueError:
+            continue
+        if isinstance(acid, (Base, Delta)):
+            top = max(top, acid.max_write_id)
+    return top
+
+
+def _existing(target: Location, write_id: int, statement: int) -> list[str]:
+    clashes = []
+    if kind_of(target) != "dir":
+        return clashes
+    for p in list_tree(target):
+        if not p.is_dir or "/" in p.path:
+            continue
+        try:
+            acid = parse_dir_name(p.path, "4")
+        except ValueError:
+            continue
+        if isinstance(acid, Delta) and not acid.delete and \
+                acid.min_write_id <= write_id <= acid.max_write_id:
+            clashes.append(p.path)
+        elif isinstance(acid, Base) and acid.write_id >= write_id:
+            clashes.append(p.path)
+    return clashes
+
+
+def plan(source_patterns: Sequence[str], opts: ConvertOptions) -> Plan:
+    table = resolve(opts.table)
+    kind = kind_of(table)
+    if kind == "file":
+        raise UsageError(f"{opts.table}: is a file, not a table or partition directory")
+    if kind == "missing":
+        raise UsageError(f"{opts.table}: no such directory (create the table first)")
+    target = table.child(opts.partition.strip("/")) if opts.partition else table
+    if opts.buckets is not None:
+        if opts.buckets < 1 or not opts.bucket_by:
+            raise UsageError("--buckets needs a positive count and --bucket-by columns")
+    if not 0 <= opts.statement_id <= 4095:
+        raise UsageError("--statement-id must be between 0 and 4095")
+    sources = _read_sources(_expand_sources(source_patterns))
+    schema, mapping = _map_schema(sources, opts)
+    kinds = []
+    if opts.buckets:
+        names = {f.name.lower(): f for f in schema}
+        missing = [c for c in opts.bucket_by if c.lower() not in names]
+        if missing:
+            raise UsageError(f"--bucket-by: no column {', '.join(map(repr, missing))}")
+        for c in opts.bucket_by:
+            kinds.append(_kind_of(names[c.lower()].type))
+    if opts.write_id == "auto":
+        write_id = _max_write_id(table) + 1
+    else:
+        try:
+            write_id = int(opts.write_id)
+        except ValueError:
+            raise UsageError(f"--write-id must be a number or 'auto', not {opts.write_id!r}") \
+                from None
+        if write_id < 1:
+            raise UsageError("--write-id must be at least 1")
+    clashes = _existing(target, write_id, opts.statement_id)
+    if clashes:
+        raise UsageError(f"write id {write_id} is already used in {target.url}: "
+                         f"{', '.join(clashes)} (pick another, or --write-id auto)")
+    directory = str(Delta(write_id, write_id, opts.statement_id))
+    p = Plan(opts, sources, target, write_id, directory, schema, mapping, kinds,
+             sum(s.rows for s in sources))
+    if not opts.buckets:
+        n = max(1, -(-p.total_rows // opts.max_file_rows))
+        p.files = [bucket_file_name(i) for i in range(n)]
+    return p
+
+
+def _kind_of(t: pa.DataType) -> str:
+    for kind, arrow in _ORC_TO_ARROW.items():
+        if arrow == t:
+            return kind
+    raise UsageError(f"bucketing on a {t} column is not supported")
+
+
+# ------------------------------------------------------------------------------------------------
+# Writing
+
+
+def acid_metadata(write_id: int, bucket_property: int, stripe_rows: Sequence[int], rows: int,
+                  hive_version: str) -> dict[str, bytes]:
+    """What OrcRecordUpdater puts in the footer for an insert-only file."""
+    entries, end = [], 0
+    stripes = list(stripe_rows)
+    if hive_version == "2":
+        stripes = stripes[:-1]  # Hive 2 writes the last stripe after the metadata
+    for n in stripes:
+        end += n
+        if n:
+            entries.append(f"{write_id},{bucket_property},{end - 1};")
+    meta = {"hive.acid.key.index": "".join(entries).encode(),
+            "hive.acid.stats": f"{rows},0,0".encode()}
+    if hive_version != "2":
+        meta["hive.acid.version"] = b"2"
+    return meta
+
+
+def acid_batch(rows: pa.RecordBatch | pa.Table, write_id: int, bucket_property: int,
+               first_row_id: int) -> pa.Table:
+    """Insert events for ``rows``: operation 0, both transactions the write id, row ids counting
+    on from ``first_row_id``."""
+    n = rows.num_rows
+    row = pa.StructArray.from_arrays(
+        [c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c for c in rows.columns],
+        fields=list(rows.schema))
+    ones = pa.repeat(pa.scalar(1, pa.int64()), n)
+    return pa.table({
+        "operation": pa.repeat(pa.scalar(0, pa.int32()), n),
+        "originalTransaction": pa.repeat(pa.scalar(write_id, pa.int64()), n),
+        "bucket": pa.repeat(pa.scalar(bucket_property, pa.int32()), n),
+        "rowId": pc.add(pc.cumulative_sum(ones), first_row_id - 1),
+        "currentTransaction": pa.repeat(pa.scalar(write_id, pa.int64()), n),
+        "row": row,
+    })
+
+
+class _BucketWriter:
+    """One bucket file, written to memory by Arrow's ORC writer, finished with Hive's metadata."""
+
+    def __init__(self, plan: Plan, bucket_id: int):
+        o = plan.options
+        self.plan, self.bucket_id = plan, bucket_id
+        self.property = bucket_id if o.hive_version == "2" else encode_v1(bucket_id,
+                                                                          o.statement_id)
+        self.sink = pa.BufferOutputStream()
+        self.writer = paorc.ORCWriter(self.sink, compression=o.compression,
+                                      stripe_size=o.stripe_size)
+        self.rows = 0
+
+    def write(self, rows: pa.RecordBatch | pa.Table) -> None:
+        if rows.num_rows:
+            self.writer.write(acid_batch(rows, self.plan.write_id, self.property, self.rows))
+            self.rows += rows.num_rows
+
+    def finish(self) -> bytes:
+        self.writer.close()
+        data = self.sink.getvalue().to_pybytes()
+        stripes = [s.rows for s in _footer(data).stripes]
+        meta = acid_metadata(self.plan.write_id, self.property, stripes, self.rows,
+                             self.plan.options.hive_version)
+        return with_user_metadata(data, meta)
+
+
+def _footer(data: bytes):
+    from .core.orcproto import parse_file_tail
+
+    return parse_file_tail(paorc.ORCFile(pa.BufferReader(data)).reader.serialized_file_tail())
+
+
+def _source_batches(p: Plan) -> Iterator[pa.Table]:
+    import pyarrow.dataset as ds
+
+    names = [s for _, s, _ in p.mapping]
+    for source in p.sources:
+        fragment = ds.OrcFileFormat().make_fragment(source.loc.path, filesystem=source.loc.fs)
+        for batch in fragment.to_batches(batch_size=1 << 20, columns=names, use_threads=True,
+                                         batch_readahead=0, fragment_readahead=0):
+            table = pa.Table.from_batches([batch]).rename_columns([t for t, _, _ in p.mapping])
+            yield table.cast(p.schema)
+
+
+def bucket_ids(table: pa.Table, p: Plan) -> pa.Array:
+    """The bucket of every row (bucketed tables)."""
+    o = p.options
+    cols = [table.column(c).to_pylist() for c in o.bucket_by]
+    kinds = p.bucket_kinds
+    return pa.array([bucket_number(values, kinds, o.buckets, o.bucketing_version)
+                     for values in zip(*cols)], pa.int32())
+
+
+@dataclass
+class Summary:
+    directory: str
+    write_id: int
+    files: dict[str, int] = field(default_factory=dict)  # bucket file -> rows
+    bytes: int = 0
+    elapsed: float = 0.0
+    moved: list[dict] = field(default_factory=list)
+    manifest: str | None = None
+
+    def as_dict(self) -> dict:
+        return {"directory": self.directory, "write_id": self.write_id, "files": self.files,
+                "rows": sum(self.files.values()), "bytes": self.bytes,
+                "elapsed_seconds": round(self.elapsed, 3), "moved_sources": self.moved,
+                "manifest": self.manifest}
+
+
+def write_files(p: Plan, progress: Callable[[int], None] | None = None) -> dict[str, bytes]:
+    """Every bucket file's finished bytes, in memory."""
+    o = p.options
+    writers: dict[int, _BucketWriter] = {}
+    done = 0
+    for table in _source_batches(p):
+        if o.buckets:
+            ids = bucket_ids(table, p)
+            for b in pc.unique(ids).to_pylist():
+                writers.setdefault(b, _BucketWriter(p, b)).write(table.filter(pc.equal(ids, b)))
+        else:
+            start = 0
+            while start < table.num_rows:
+                index = (done + start) // o.max_file_rows
+                room = o.max_file_rows - (done + start) % o.max_file_rows
+                piece = table.slice(start, room)
+                writers.setdefault(index, _BucketWriter(p, index)).write(piece)
+                start += piece.num_rows
+        done += table.num_rows
+        if progress:
+            progress(done)
+    if not writers:
+        writers[0] = _BucketWriter(p, 0)
+    return {bucket_file_name(b): w.finish() for b, w in sorted(writers.items())}
+
+
+def commit(p: Plan, files: dict[str, bytes], started: float) -> Summary:
+    """Write into the staging directory, then rename the delta into place."""
+    fs, o = p.target.fs, p.options
+    staging = p.target.child(f"{STAGING_PREFIX}{uuid.uuid4().hex[:12]}")
+    staged = staging.child(p.directory)
+    summary = Summary(p.directory, p.write_id)
+    try:
+        fs.create_dir(staged.path, recursive=True)
+        for name, data in files.items():
+            with fs.open_output_stream(staged.join(name)) as out:
+                out.write(data)
+            summary.files[name] = _footer(data).rows
+            summary.bytes += len(data)
+        if o.hive_version != "2":
+            with fs.open_output_stream(staged.join(ACID_VERSION_FILE)) as out:
+                out.write(b"2")
+        final = p.target.join(p.directory)
+        if kind_of(Location(fs, final, p.target.url_of(p.directory))) != "missing":
+            raise ConvertError(f"{p.target.url_of(p.directory)} appeared while converting; "
+                               "nothing was committed")
+        _rename(fs, staged.path, final)
+    finally:
+        try:
+            fs.delete_dir(staging.path)
+        except (OSError, FileNotFoundError):
+            pass
+    summary.elapsed = time.perf_counter() - started
+    return summary
+
+
+def _rename(fs, src: str, dst: str) -> None:
+    """The commit: one directory rename (atomic on HDFS and local disks; object stores copy)."""
+    fs.move(src, dst)
+
+
+def move_sources(p: Plan, summary: Summary, destination: str) -> None:
+    """After a successful commit: move each source out of the table, and write a manifest."""
+    dest = resolve(destination)
+    dest.fs.create_dir(dest.path, recursive=True)
+    for s in p.sources:
+        name = s.loc.url.rstrip("/").rsplit("/", 1)[-1]
+        target = dest.join(name)
+        if kind_of(Location(dest.fs, target, dest.url_of(name))) != "missing":
+            raise ConvertError(f"{dest.url_of(name)} exists; sources left in place")
+        s.loc.fs.move(s.loc.path, target) if s.loc.fs.type_name == dest.fs.type_name else \
+            _copy_then_delete(s.loc, dest.child(name))
+        summary.moved.append({"from": s.loc.url, "to": dest.url_of(name), "rows": s.rows})
+    manifest = {"converted_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "table": p.target.url, "directory": p.directory, "write_id": p.write_id,
+                "files": summary.files, "sources": summary.moved}
+    name = f"acidtool-manifest-{p.directory}.json"
+    with dest.fs.open_output_stream(dest.join(name)) as out:
+        out.write(json.dumps(manifest, indent=2).encode())
+    summary.manifest = dest.url_of(name)
+
+
+def _copy_then_delete(src: Location, dst: Location) -> None:
+    with src.fs.open_input_stream(src.path) as i, dst.fs.open_output_stream(dst.path) as o:
+        while chunk := i.read(1 << 20):
+            o.write(chunk)
+    src.fs.delete_file(src.path)
+
+
+def metastore_hint(p: Plan) -> str:
+    return (f"Hive reads {p.directory} only once write id {p.write_id} is committed for the "
+            "table in the metastore. On Hive 4, `MSCK REPAIR TABLE <db.table>` registers the "
+            "write ids found on disk; otherwise allocate and commit the write id through the "
+            "metastore (e.g. `allocate_table_write_ids` in the transaction that owns the load) "
+            "before readers can see the rows.")

@@ -1,0 +1,84 @@
+"""Adding ORC user metadata to a finished file (pyarrow's writer cannot set it).
+
+Protobuf messages merge when concatenated, so the new ``UserMetadataItem`` entries are appended to
+the file's footer as one more compression chunk, stored uncompressed ("original"); the postscript
+is rewritten with the longer footer length. The data, the stripe statistics and the existing
+footer bytes are untouched.
+"""
+
+from __future__ import annotations
+
+from .core.orcproto import _varint, fields
+
+_NONE = 0
+
+
+def _encode_varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        b = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def _field(number: int, payload: bytes) -> bytes:
+    return _encode_varint(number << 3 | 2) + _encode_varint(len(payload)) + payload
+
+
+def metadata_items(items: dict[str, bytes]) -> bytes:
+    """Footer field 5 (repeated UserMetadataItem{name=1, value=2}) for every item."""
+    return b"".join(_field(5, _field(1, k.encode()) + _field(2, v)) for k, v in items.items())
+
+
+def with_user_metadata(data: bytes, items: dict[str, bytes]) -> bytes:
+    """The ORC file ``data`` with ``items`` added to its user metadata."""
+    ps_len = data[-1]
+    ps = data[-1 - ps_len:-1]
+    footer_len = compression = block = None
+    for number, wire, value in fields(ps):
+        if number == 1 and wire == 0:
+            footer_len = value
+        elif number == 2 and wire == 0:
+            compression = value
+        elif number == 3 and wire == 0:
+            block = value
+    if footer_len is None:
+        raise ValueError("ORC postscript without a footer length")
+    footer_end = len(data) - 1 - ps_len
+    extra = metadata_items(items)
+    if compression in (None, _NONE):
+        chunks = extra
+    else:
+        size = block or 262144
+        chunks = b""
+        for i in range(0, len(extra), size):
+            piece = extra[i:i + size]
+            header = (len(piece) << 1) | 1  # "original": stored without compression
+            chunks += header.to_bytes(3, "little") + piece
+    new_footer_len = footer_len + len(chunks)
+    new_ps = bytearray()
+    pos = 0
+    while pos < len(ps):
+        start = pos
+        key, pos = _varint(ps, pos)
+        number, wire = key >> 3, key & 7
+        if wire == 0:
+            value, pos = _varint(ps, pos)
+            if number == 1:
+                new_ps += _encode_varint(key) + _encode_varint(new_footer_len)
+                continue
+        elif wire == 2:
+            length, pos = _varint(ps, pos)
+            pos += length
+        elif wire == 1:
+            pos += 8
+        elif wire == 5:
+            pos += 4
+        new_ps += ps[start:pos]
+    if len(new_ps) > 255:
+        raise ValueError("ORC postscript would exceed 255 bytes")
+    return data[:footer_end] + chunks + bytes(new_ps) + bytes([len(new_ps)])
