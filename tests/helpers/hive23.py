@@ -1,0 +1,83 @@
+"""Hive 2.3's own ACID writer (OrcRecordUpdater) and reader (OrcInputFormat), through py4j.
+
+These are the classes in the pyspark wheel's hive-exec-2.3.10-core.jar; the test session puts
+hive-common first on the classpath (see ../shared/hive23-notes.md)."""
+
+from __future__ import annotations
+
+
+class Hive23:
+    def __init__(self, spark):
+        self.jvm = spark._jvm
+        j = self.jvm
+        self.conf = j.org.apache.hadoop.conf.Configuration()
+        self.conf.set("orc.compress", "ZLIB")
+        self.factory = j.org.apache.hadoop.hive.serde2.objectinspector.primitive.\
+            PrimitiveObjectInspectorFactory
+        structs = j.org.apache.hadoop.hive.serde2.objectinspector.ObjectInspectorFactory
+        f = self.factory
+        rid = structs.getStandardStructObjectInspector(
+            self._list("transactionid", "bucketid", "rowid"),
+            self._list(f.writableLongObjectInspector, f.javaIntObjectInspector,
+                       f.writableLongObjectInspector))
+        self.row_oi = structs.getStandardStructObjectInspector(
+            self._list("ROW__ID", "id", "name"),
+            self._list(rid, f.javaIntObjectInspector, f.javaStringObjectInspector))
+
+    def _list(self, *items):
+        out = self.jvm.java.util.ArrayList()
+        for item in items:
+            out.add(item)
+        return out
+
+    def row_id(self, txn: int, bucket: int, row: int):
+        w = self.jvm.org.apache.hadoop.io.LongWritable
+        return self._list(w(txn), bucket, w(row))
+
+    def row(self, id_: int, name: str, rid=None):
+        return self._list(rid, id_, name)
+
+    def updater(self, table: str, txn: int, *, bucket: int = 0, statement: int = 0,
+                split_update: bool = True):
+        j = self.jvm
+        props = j.java.util.Properties()
+        props.setProperty("transactional", "true")
+        if split_update:
+            props.setProperty("transactional_properties", "default")
+        options = (j.org.apache.hadoop.hive.ql.io.AcidOutputFormat.Options(self.conf)
+                   .inspector(self.row_oi).bucket(bucket).minimumTransactionId(txn)
+                   .maximumTransactionId(txn).statementId(statement).writingBase(False)
+                   .recordIdColumn(0).tableProperties(props)
+                   .finalDestination(j.org.apache.hadoop.fs.Path(table)))
+        return j.org.apache.hadoop.hive.ql.io.orc.OrcOutputFormat().getRecordUpdater(
+            j.org.apache.hadoop.fs.Path(table), options)
+
+    def read(self, table: str, txns: str, *, buckets: int = 1, split_update: bool = True):
+        """[((txn, bucket, rowId), [id, name])] as Hive's merged ACID scan returns them."""
+        j = self.jvm
+        job = j.org.apache.hadoop.mapred.JobConf()
+        job.set("mapreduce.input.fileinputformat.inputdir", "file://" + table)
+        for key in ("columns", "schema.evolution.columns"):
+            job.set(key, "id,name")
+        for key in ("columns.types", "schema.evolution.columns.types"):
+            job.set(key, "int:string")
+        job.setBoolean("hive.transactional.table.scan", True)
+        job.set("hive.txn.valid.txns", txns)
+        job.set("transactional", "true")
+        if split_update:
+            job.set("transactional_properties", "default")
+            job.setInt("hive.txn.operational.properties", 1)
+        job.set("bucket_count", str(buckets))
+        job.set("hive.orc.splits.include.fileid", "false")
+        fmt = j.org.apache.hadoop.hive.ql.io.orc.OrcInputFormat()
+        out = []
+        for split in fmt.getSplits(job, 1):
+            reader = fmt.getRecordReader(split, job, j.org.apache.hadoop.mapred.Reporter.NULL)
+            key, value = reader.createKey(), reader.createValue()
+            while reader.next(key, value):
+                rid = reader.getRecordIdentifier()
+                fields = [value.getFieldValue(i) for i in range(value.getNumFields())]
+                out.append(((rid.getTransactionId(), rid.getBucketId(), rid.getRowId()),
+                            [None if f is None else f.toString() for f in fields]))
+            reader.close()
+        return sorted(out)
