@@ -35,6 +35,7 @@ bench: install
 	$(BIN)/python benchmarks/bench_dump.py
 	$(BIN)/python benchmarks/bench_validate.py
 	$(BIN)/python benchmarks/bench_read.py
+	$(BIN)/python benchmarks/bench_convert.py
 
 clean:
 	rm -rf $(VENV) demo-table build *.egg-info .pytest_cache .hypothesis

@@ -179,7 +179,7 @@ def _read_sources(locs: list[Location]) -> list[Source]:
             continue
         sources.append(Source(loc, src.file.nrows, src.schema))
     if problems:
-        raise UsageError("cannot convert:\n  " + "\n  ".join(problems))
+        raise UsageError("cannot convert: " + "; ".join(problems))
     return sources
 
 
@@ -235,7 +235,7 @@ def _map_schema(sources: list[Source], opts: ConvertOptions
             problems.append(f"column {t.name!r}: {s.type} cannot be cast safely to {t.type}")
         mapping.append((t.name, s.name, "" if s.type == t.type else f"{s.type} -> {t.type}"))
     if problems:
-        raise UsageError("schema does not fit:\n  " + "\n  ".join(problems))
+        raise UsageError("schema does not fit: " + "; ".join(problems))
     return target, mapping
 
 

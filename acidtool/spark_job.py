@@ -80,9 +80,11 @@ def session(master: str | None = None):
 
 
 def _ordered_source(spark, plan: Plan):
-    """The sources as one DataFrame with (__file, __pos): each file's rows in file order."""
+    """The sources as one DataFrame with (__file, __pos): each file's rows in file order.
+
+    Each file is read as a single partition, where monotonically_increasing_id() counts rows
+    0, 1, 2... in order; all of it stays in the JVM."""
     from pyspark.sql import functions as F
-    from pyspark.sql.types import LongType, StructField, StructType
 
     spark.conf.set("spark.sql.files.maxPartitionBytes", str(1 << 40))
     frames = []
@@ -90,10 +92,9 @@ def _ordered_source(spark, plan: Plan):
              for target, source, _ in plan.mapping]
     for i, src in enumerate(plan.sources):
         df = spark.read.orc(src.loc.url if "://" in src.loc.url else src.loc.path)
-        df = df.select(*casts).coalesce(1)
-        schema = StructType(df.schema.fields + [StructField("__pos", LongType(), False)])
-        indexed = df.rdd.zipWithIndex().map(lambda pair: (*pair[0], pair[1]))
-        frames.append(spark.createDataFrame(indexed, schema).withColumn("__file", F.lit(i)))
+        frames.append(df.coalesce(1).select(*casts)
+                      .withColumn("__pos", F.monotonically_increasing_id())
+                      .withColumn("__file", F.lit(i)))
     out = frames[0]
     for frame in frames[1:]:
         out = out.unionByName(frame)
@@ -146,7 +147,8 @@ def write_files_spark(plan: Plan, master: str | None = None) -> dict[str, bytes]
     scratch = plan.target.child(f"{STAGING_PREFIX}spark_{uuid.uuid4().hex[:12]}")
     url = scratch.url if "://" in scratch.url else scratch.path
     try:
-        (events.repartition("__b").sortWithinPartitions("rowId")
+        files = plan.options.buckets or max(1, len(plan.files))
+        (events.repartition(files, "__b").sortWithinPartitions("rowId")
          .write.partitionBy("__b").option("compression", plan.options.compression
                                           if plan.options.compression != "uncompressed"
                                           else "none")
