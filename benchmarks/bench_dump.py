@@ -62,7 +62,8 @@ def child_peak_mb(cmd: list[str]) -> tuple[float, float]:
     """Wall time and peak RSS (MB) of a child process."""
     code = ("import resource, subprocess, sys, time, json\n"
             "t = time.perf_counter()\n"
-            f"subprocess.run({cmd!r}, stdout=subprocess.DEVNULL, check=True)\n"
+            f"subprocess.run({cmd!r}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, "
+            "check=True)\n"
             "print(json.dumps([time.perf_counter() - t, "
             "resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024]))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

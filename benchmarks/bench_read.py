@@ -11,8 +11,6 @@ Usage: python benchmarks/bench_read.py [--base-rows N]
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
 import tempfile
 import time
@@ -26,7 +24,7 @@ import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_dump import acid_table  # noqa: E402
+from bench_dump import acid_table, child_peak_mb  # noqa: E402
 
 
 def with_ids(t: pa.Table, wid: int, start: int = 0) -> pa.Table:
@@ -82,16 +80,6 @@ def baseline(files: list[Path], out: Path) -> float:
     return time.perf_counter() - t
 
 
-def measure(cmd: list[str]) -> tuple[float, float]:
-    code = ("import resource, subprocess, time, json\n"
-            "t = time.perf_counter()\n"
-            f"subprocess.run({cmd!r}, check=True, stderr=subprocess.DEVNULL)\n"
-            "print(json.dumps([time.perf_counter() - t, "
-            "resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024]))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    return tuple(json.loads(out.stdout))
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--base-rows", type=int, default=5_000_000)
@@ -104,7 +92,7 @@ def main() -> None:
         out = Path(tmp) / "acid.parquet"
         cmd = [sys.executable, "-m", "acidtool", "read", str(root), "--format", "parquet",
                "-o", str(out)]
-        elapsed, peak = min(measure(cmd) for _ in range(2))
+        elapsed, peak = min(child_peak_mb(cmd) for _ in range(2))
         rows = pq.ParquetFile(str(out)).metadata.num_rows
         assert rows == expected, (rows, expected)
         print(f"base {args.base_rows:,} rows + 10 x 100,000 inserted - "

@@ -15,7 +15,8 @@ from acidtool.acidwrite import DELETE, INSERT, Event, write_acid_file
 from acidtool.core.bucket import encode_v1
 from acidtool.demo import build_demo
 
-from .helpers.orcfiles import ALL_TYPES, UTC, all_types_rows, reference_lines, write_orc
+from .helpers.orcfiles import (ALL_TYPES, UTC, all_types_rows, reference_lines, write_orc,
+                               write_timestamps)
 from .helpers.runner import run
 
 
@@ -47,22 +48,8 @@ def test_timestamps(tmp_path, value, expected):
 
 
 def test_nanosecond_timestamps(tmp_path):
-    class Nanos:
-        @staticmethod
-        def to_orc(value, tz):
-            return value
-
-        @staticmethod
-        def from_orc(seconds, nanos, tz):
-            return (seconds, nanos)
-
-    buf = tmp_path / "ns.orc"
-    with open(buf, "wb") as f:
-        w = pyorc.Writer(f, "struct<t:timestamp>",
-                         converters={pyorc.TypeKind.TIMESTAMP: Nanos})
-        w.writerows([((1589389800, 123456789),), ((0, 1),), ((-2, 500000000),),
-                     ((-1, 999999999),)])
-        w.close()
+    buf = write_timestamps(tmp_path / "ns.orc", [(1589389800, 123456789), (0, 1),
+                                                 (-2, 500000000), (-1, 999999999)])
     # The last one is the ORC format's blind spot: an instant in (-1 s, 0) with a fraction is
     # stored with seconds 0 (the writers' old rounding), and ORC Java reads it back as
     # 00:00:00.999999999 too; the Spark tests check this against ORC Java itself.

@@ -8,7 +8,7 @@ import pytest
 
 from acidtool.core.javafmt import hive_decimal, java_date, java_double, java_timestamp
 
-from .helpers.orcfiles import ALL_TYPES, all_types_rows, write_orc
+from .helpers.orcfiles import ALL_TYPES, all_types_rows, write_orc, write_timestamps
 from .helpers.orcjava import JavaPrintData
 from .helpers.runner import run
 from .helpers.shared import REALDATA
@@ -73,23 +73,9 @@ def test_dump_equals_orc_java_on_every_type(jvm, tmp_path):
 
 
 def test_dump_equals_orc_java_on_nanosecond_timestamps(jvm, tmp_path):
-    import pyorc
-
-    class Exact:
-        @staticmethod
-        def to_orc(value, tz):
-            return value
-
-        @staticmethod
-        def from_orc(seconds, nanos, tz):
-            return (seconds, nanos)
-
-    path = tmp_path / "ns.orc"
-    with open(path, "wb") as f:
-        w = pyorc.Writer(f, "struct<t:timestamp>", converters={pyorc.TypeKind.TIMESTAMP: Exact})
-        w.writerows([((s, n),) for s in (-86401, -2, -1, 0, 1, 1589389800)
-                     for n in (0, 1, 999999, 1000000, 500000000, 999999999)])
-        w.close()
+    path = write_timestamps(tmp_path / "ns.orc", [
+        (s, n) for s in (-86401, -2, -1, 0, 1, 1589389800)
+        for n in (0, 1, 999999, 1000000, 500000000, 999999999)])
     assert run("dump", path).out.splitlines() == JavaPrintData(jvm).lines(str(path))
 
 

@@ -60,6 +60,26 @@ def write_orc(path: Path, schema: str, rows, *, stripe_size: int = 64 * 1024 * 1
     return path
 
 
+class ExactTimestamp:
+    """A pyorc converter that writes and reads timestamps as (epoch seconds, nanoseconds)."""
+
+    @staticmethod
+    def to_orc(value, tz):
+        return value
+
+    @staticmethod
+    def from_orc(seconds, nanos, tz):
+        return (seconds, nanos)
+
+
+def write_timestamps(path: Path, values: list[tuple[int, int]]) -> Path:
+    with open(path, "wb") as f:
+        w = pyorc.Writer(f, "struct<t:timestamp>", converters={TypeKind.TIMESTAMP: ExactTimestamp})
+        w.writerows([(v,) for v in values])
+        w.close()
+    return path
+
+
 class _TS:
     @staticmethod
     def from_orc(seconds, nanoseconds, timezone):
