@@ -297,6 +297,12 @@ class PartitionReader:
             yield self._output(winners)
 
 
+def _generated(names: Sequence[str]) -> bool:
+    import re
+
+    return any(re.fullmatch(r"_col\d+", n) for n in names)
+
+
 def _plain(arr):
     return arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
 
@@ -389,8 +395,37 @@ class Snapshotted:
                                   columns=self.columns, row_names=names)
 
     def tables(self) -> Iterator[pa.Table]:
+        """Tables of rows. Readers match row columns by position, and Hive 2.3 names them
+        _col0.. in inserts but _col1.. in updates (and by name after compaction): every table
+        takes the row column names of the first file that has real names."""
+        names = self._row_names()
         for reader in self._readers():
-            yield from reader.tables()
+            for table in reader.tables():
+                cols = table.column_names
+                start = 1 if cols and cols[0] == "ROW__ID" else 0
+                row_cols = cols[start:start + len(names)] if names else []
+                if names and row_cols != names and len(row_cols) == len(names) and \
+                        not self.columns:
+                    table = table.rename_columns(cols[:start] + names + cols[start + len(names):])
+                yield table
+
+    def _row_names(self) -> list[str] | None:
+        first = None
+        for reader in self._readers():
+            buckets, legacy = reader._files()
+            files = legacy + [f for b in buckets.values() for f in b.data]
+            for f in files:
+                try:
+                    schema = open_orc(reader.part.location, f.rel).schema
+                except OrcReadError:
+                    continue
+                row = schema.field(5).type if len(schema) == 6 and \
+                    pa.types.is_struct(schema.field(5).type) else None
+                names = [x.name for x in row] if row is not None else list(schema.names)
+                first = first or names
+                if not _generated(names):
+                    return names
+        return first
 
     def to_batches(self) -> pa.RecordBatchReader:
         """A streaming reader; the schema is that of the first batch."""

@@ -209,3 +209,20 @@ def test_python_api(tmp_path):
     reader = snap.to_batches()
     assert sum(b.num_rows for b in reader) == 5
     assert acidtool.open_table(str(table)).to_arrow().num_rows == 6
+
+
+def test_columns_are_matched_by_position(tmp_path):
+    """Hive 2.3 names row fields _col0.. in inserts and _col1.. in updates."""
+    from acidtool.acidwrite import Event
+
+    layout = {**delta("delta_0000001_0000001_0000", acid(events(1, n=2),
+                                                         row_type="struct<_col0:int,_col1:string>")),
+              **delta("delta_0000002_0000002_0000", acid(
+                  [Event(0, 2, 536870912, 0, 2, (9, "x"))], row_type="struct<id:int,name:string>")),
+              **delta("delta_0000003_0000003_0000", acid(
+                  [Event(0, 3, 536870912, 0, 3, (7, "y"))],
+                  row_type="struct<_col1:int,_col2:string>"))}
+    table = build(tmp_path / "t", layout)
+    out = rows(table)
+    assert {tuple(r) for r in out} == {("id", "name")}
+    assert sorted(r["id"] for r in out) == [0, 1, 7, 9]
