@@ -29,9 +29,9 @@ class PathInfo(NamedTuple):
         return self.path.rsplit("/", 1)[-1]
 
 
-@dataclass(frozen=True)
-class Child:
-    """An immediate child of the partition directory, with everything below it."""
+class Child(NamedTuple):
+    """An immediate child of the partition directory, with everything below it. (A NamedTuple:
+    one is made per child, and a table can have tens of thousands.)"""
 
     name: str
     is_dir: bool

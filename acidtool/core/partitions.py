@@ -28,6 +28,8 @@ class PartitionListing:
 
 def split_partitions(paths: list[PathInfo]) -> tuple[list[PartitionListing], list[PathInfo]]:
     """Return (partitions in path order, stray entries)."""
+    if not any("=" in info.path for info in paths):
+        return [PartitionListing("", tuple(paths))], []  # the common unpartitioned case
     partition_dirs: set[str] = set()
     for info in paths:
         parts = info.path.split("/")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from .errors import (AcidStateError, InvalidMetadataError, MissingTxnListError,
                      NotEnoughHistoryError)
@@ -34,11 +35,11 @@ INVALID = "invalid"
 STATUSES = (SELECTED, OBSOLETE, ABORTED, IGNORED, ORIGINAL, FOREIGN, INVALID)
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     """One immediate child of the partition directory and what Hive does with it.
 
     kind: base, delta, delete_delta, original_file, original_dir, hidden, invalid.
+    (A NamedTuple rather than a dataclass: one is made per child.)
     """
 
     name: str
