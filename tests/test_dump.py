@@ -259,3 +259,10 @@ def test_closed_pipe_ends_quietly(tmp_path):
     status = subprocess.run(f"set -o pipefail; {sys.executable} -m acidtool dump {path} | head -1"
                             " >/dev/null", shell=True, executable="/bin/bash")
     assert status.returncode == 0
+
+
+def test_union_prints_its_selected_branch(tmp_path):
+    path = write_orc(tmp_path / "u.orc", "struct<u:uniontype<int,string>,l:array<uniontype<int,"
+                     "string>>>", [(5, [1, "a"]), ("x", []), (None, None)])
+    assert run("dump", path).out.splitlines() == [
+        '{"u":5,"l":[1,"a"]}', '{"u":"x","l":[]}', '{"u":null,"l":null}']

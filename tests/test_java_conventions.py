@@ -89,3 +89,9 @@ def test_dump_equals_orc_java_on_realdata(jvm):
     for p in files:
         ours = run("dump", p, "--limit", "300").out.splitlines()
         assert ours == printer.lines(str(p), limit=300), p
+
+
+def test_dump_equals_orc_java_on_unions(jvm, tmp_path):
+    path = write_orc(tmp_path / "u.orc", "struct<u:uniontype<int,string,double>>",
+                     [(5,), ("x",), (2.5,), (None,)])
+    assert run("dump", path).out.splitlines() == JavaPrintData(jvm).lines(str(path))
