@@ -136,6 +136,20 @@ def _note(message: str) -> None:
     print(f"acidtool: {message}", file=sys.stderr)
 
 
+def _size(text: Optional[str]) -> Optional[int]:
+    """'512M', '2G', '100000' -> bytes."""
+    if text is None:
+        return None
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+    t = text.strip().upper().removesuffix("B").removesuffix("I")
+    try:
+        if t and t[-1] in units:
+            return int(float(t[:-1]) * units[t[-1]])
+        return int(t)
+    except ValueError:
+        raise UsageError(f"{text!r} is not a size (e.g. 512M, 2G)") from None
+
+
 def _csv(value: Optional[str]) -> Optional[tuple]:
     if value is None:
         return None
@@ -419,6 +433,9 @@ def read_command(
     limit: Optional[int] = typer.Option(None, "--limit", min=0, help="Stop after N rows."),
     with_row_id: bool = typer.Option(False, "--with-row-id", help='Add "ROW__ID": {"writeid",'
                                      ' "bucketid", "rowid"} as Hive shows it.'),
+    memory_limit: Optional[str] = typer.Option(None, "--memory-limit", help="Memory for delete "
+                                               "keys, e.g. 512M or 2G: above it they are "
+                                               "streamed in chunks instead of held."),
 ) -> None:
     """The rows Hive would return for a snapshot, deletes applied, without Hive.
 
@@ -445,7 +462,8 @@ def read_command(
         raise UsageError(f"--format {fmt.value} writes binary data: give --output FILE or "
                          "redirect stdout")
     snap = Table(path).snapshot(write_ids, txns, hive_version.value, table=table,
-                                with_row_id=with_row_id, columns=_csv(columns))
+                                with_row_id=with_row_id, columns=_csv(columns),
+                                memory_limit=_size(memory_limit))
     try:
         rows = write_rows(snap, fmt.value, output, sys.stdout.buffer, limit)
     except BrokenPipeError:

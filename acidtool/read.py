@@ -84,8 +84,10 @@ class PartitionReader:
     ROW__ID, and the partition columns)."""
 
     def __init__(self, part: PartitionState, snapshot: Snapshot, *, with_row_id: bool = False,
-                 columns: Sequence[str] | None = None, row_names: Sequence[str] | None = None):
+                 columns: Sequence[str] | None = None, row_names: Sequence[str] | None = None,
+                 memory_limit: int | None = None):
         self.part = part
+        self.memory_limit = memory_limit
         self.state: AcidState = part.state
         self.snapshot = snapshot
         self.with_row_id = with_row_id
@@ -212,6 +214,38 @@ class PartitionReader:
         table = pa.concat_tables(parts).combine_chunks()
         return DeleteKeys(table) if table.num_rows else None
 
+    # About what one delete key costs in memory: three columns and its hash-set entry.
+    KEY_BYTES = 48
+
+    def _too_many_deletes(self, rels: list[str]) -> bool:
+        if self.memory_limit is None:
+            return False
+        rows = sum(self._rows(rel) for rel in rels)
+        return rows * self.KEY_BYTES > self.memory_limit
+
+    def _delete_chunks(self, rels: list[str]) -> Iterator["DeleteKeys"]:
+        """The streaming fallback under --memory-limit: delete keys read again for every data
+        batch, a limited number at a time, so memory never holds more than one chunk."""
+        per_chunk = max(1024, self.memory_limit // self.KEY_BYTES)
+        pending: list[pa.Table] = []
+        held = 0
+        for rel in rels:
+            src = open_orc(self.part.location, rel)
+            for batch in _events(src, None, True):
+                batch = _normalise_acid(batch)
+                ok = pc.and_(self._valid(batch.column("currentTransaction")),
+                             pc.equal(batch.column("operation"), 2))
+                batch = batch.filter(ok)
+                for start in range(0, batch.num_rows, per_chunk):
+                    piece = batch.slice(start, per_chunk)
+                    pending.append(pa.table({k: piece.column(k) for k in KEY}))
+                    held += piece.num_rows
+                    if held >= per_chunk:
+                        yield DeleteKeys(pa.concat_tables(pending).combine_chunks())
+                        pending, held = [], 0
+        if held:
+            yield DeleteKeys(pa.concat_tables(pending).combine_chunks())
+
     def _output(self, events: pa.RecordBatch | pa.Table) -> pa.Table:
         row = events.column("row")
         if isinstance(row, pa.ChunkedArray):
@@ -244,14 +278,18 @@ class PartitionReader:
             return
         for b in sorted(buckets):
             group = buckets[b]
-            deletes = self._delete_keys(group.deletes) if group.deletes else None
+            streaming = bool(group.deletes) and self._too_many_deletes(group.deletes)
+            deletes = self._delete_keys(group.deletes) if group.deletes and not streaming \
+                else None
             for f in group.data:
                 for batch in self._acid_batches(f):
                     if batch.num_rows == 0:
                         continue
                     keep = pc.equal(batch.column("operation"), 0)
-                    if deletes is not None:
-                        deleted = deletes.match(batch)
+                    chunks = self._delete_chunks(group.deletes) if streaming else \
+                        ([deletes] if deletes is not None else [])
+                    for chunk in chunks:
+                        deleted = chunk.match(batch)
                         if deleted is not None:
                             keep = pc.and_(keep, pc.invert(deleted))
                     batch = batch.filter(keep)
@@ -387,12 +425,14 @@ class Snapshotted:
     table: TableState
     with_row_id: bool = False
     columns: Sequence[str] | None = None
+    memory_limit: int | None = None
 
     def _readers(self) -> Iterator[PartitionReader]:
         names = None
         for part in self.table.partitions:
             yield PartitionReader(part, self.table.snapshot, with_row_id=self.with_row_id,
-                                  columns=self.columns, row_names=names)
+                                  columns=self.columns, row_names=names,
+                                  memory_limit=self.memory_limit)
 
     def tables(self) -> Iterator[pa.Table]:
         """Tables of rows. Readers match row columns by position, and Hive 2.3 names them
@@ -458,9 +498,12 @@ class Table:
 
     def snapshot(self, write_ids: str | None = None, txns: str | None = None,
                  hive_version: str | int = "4", *, table: str | None = None,
-                 with_row_id: bool = False, columns: Sequence[str] | None = None) -> Snapshotted:
+                 with_row_id: bool = False, columns: Sequence[str] | None = None,
+                 memory_limit: int | None = None) -> Snapshotted:
+        """``memory_limit`` (bytes): above it, one bucket's delete keys are not held at once
+        but streamed in chunks, at the cost of reading the delete deltas again per batch."""
         snap = make_snapshot(hive_version, write_ids, txns, table)
-        return Snapshotted(inspect_table(self.url, snap), with_row_id, columns)
+        return Snapshotted(inspect_table(self.url, snap), with_row_id, columns, memory_limit)
 
     def to_arrow(self) -> pa.Table:
         """Everything committed, Hive 4 rules."""

@@ -226,3 +226,16 @@ def test_columns_are_matched_by_position(tmp_path):
     out = rows(table)
     assert {tuple(r) for r in out} == {("id", "name")}
     assert sorted(r["id"] for r in out) == [0, 1, 7, 9]
+
+
+def test_memory_limit_streams_delete_keys_with_the_same_result(tmp_path):
+    ev = lambda *a: Event(*a)  # noqa: E731
+    layout = {**delta("delta_0000001_0000001_0000", acid(events(1, n=5000))),
+              **delta("delete_delta_0000002_0000002_0000", acid(
+                  [ev(DELETE, 1, 536870912, i, 2, None) for i in range(0, 5000, 3)]))}
+    table = build(tmp_path / "t", layout)
+    full = rows(table, "--with-row-id")
+    limited = rows(table, "--with-row-id", "--memory-limit", "48K")  # chunks of 1,024 keys
+    assert len(full) == 5000 - 1667
+    assert _ids(limited) == _ids(full)
+    assert run("read", table, "--memory-limit", "lots").code == 2
