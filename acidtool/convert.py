@@ -7,8 +7,10 @@ or Ctrl-C removes the staging directory; sources are never modified (``--move-so
 them out of the table only after the commit, and writes a manifest).
 
 Rows keep their source order: sources in path order, rows in file order. Unbucketed tables get
-``bucket_00000``, ``bucket_00001``... of at most ``max_file_rows`` rows each; bucketed tables put
-each row in the file Hive's hash picks. Row ids run 0..n-1 in every file.
+``bucket_00000``, ``bucket_00001``... as Hive's writer tasks each write their own: consecutive
+sources share a file while it holds at most ``max_file_rows`` rows, and a larger source gets
+files of its own (of ``max_file_rows`` rows each). Bucketed tables put each row in the file
+Hive's hash picks. Row ids run 0..n-1 in every file.
 """
 
 from __future__ import annotations
@@ -103,6 +105,42 @@ class Source:
     schema: pa.Schema
 
 
+@dataclass(frozen=True)
+class Group:
+    """Consecutive sources written to consecutive bucket files (unbucketed tables)."""
+
+    sources: tuple[int, ...]  # indices into Plan.sources
+    offsets: tuple[int, ...]  # each source's first row within the group
+    rows: int
+    first_bucket: int
+
+
+def group_sources(rows: Sequence[int], max_file_rows: int) -> list[Group]:
+    groups: list[Group] = []
+    current: list[int] = []
+    offsets: list[int] = []
+    total = 0
+    bucket = 0
+
+    def close():
+        nonlocal current, offsets, total, bucket
+        if current:
+            groups.append(Group(tuple(current), tuple(offsets), total, bucket))
+            bucket += max(1, -(-total // max_file_rows))
+        current, offsets, total = [], [], 0
+
+    for i, n in enumerate(rows):
+        if current and total + n > max_file_rows:
+            close()
+        current.append(i)
+        offsets.append(total)
+        total += n
+        if total >= max_file_rows:
+            close()
+    close()
+    return groups
+
+
 @dataclass
 class Plan:
     options: ConvertOptions
@@ -115,6 +153,7 @@ class Plan:
     bucket_kinds: list[str] = field(default_factory=list)
     total_rows: int = 0
     files: list[str] = field(default_factory=list)  # bucket file names (unbucketed: known)
+    groups: list[Group] = field(default_factory=list)  # unbucketed: sources per file run
 
     def describe(self) -> dict:
         o = self.options
@@ -317,7 +356,11 @@ def plan(source_patterns: Sequence[str], opts: ConvertOptions) -> Plan:
     p = Plan(opts, sources, target, write_id, directory, schema, mapping, kinds,
              sum(s.rows for s in sources))
     if not opts.buckets:
-        n = max(1, -(-p.total_rows // opts.max_file_rows))
+        p.groups = group_sources([src.rows for src in sources], opts.max_file_rows)
+        n = max(1, sum(max(1, -(-g.rows // opts.max_file_rows)) for g in p.groups))
+        if n > 4096:
+            raise UsageError(f"{n} bucket files would exceed the 4096 a BucketCodec can number: "
+                             "raise --max-file-rows")
         p.files = [bucket_file_name(i) for i in range(n)]
     return p
 
@@ -403,16 +446,17 @@ def _footer(data: bytes):
     return parse_file_tail(paorc.ORCFile(pa.BufferReader(data)).reader.serialized_file_tail())
 
 
-def _source_batches(p: Plan) -> Iterator[pa.Table]:
+def _source_batches(p: Plan) -> Iterator[tuple[int, pa.Table]]:
+    """(source index, batch) in source order, columns renamed and cast to the table's."""
     import pyarrow.dataset as ds
 
     names = [s for _, s, _ in p.mapping]
-    for source in p.sources:
+    for index, source in enumerate(p.sources):
         fragment = ds.OrcFileFormat().make_fragment(source.loc.path, filesystem=source.loc.fs)
         for batch in fragment.to_batches(batch_size=1 << 20, columns=names, use_threads=True,
                                          batch_readahead=0, fragment_readahead=0):
             table = pa.Table.from_batches([batch]).rename_columns([t for t, _, _ in p.mapping])
-            yield table.cast(p.schema)
+            yield index, table.cast(p.schema)
 
 
 def bucket_ids(table: pa.Table, p: Plan) -> pa.Array:
@@ -446,19 +490,24 @@ def write_files(p: Plan, progress: Callable[[int], None] | None = None) -> dict[
     o = p.options
     writers: dict[int, _BucketWriter] = {}
     done = 0
-    for table in _source_batches(p):
+    group_of = {i: (g, off) for g in p.groups for i, off in zip(g.sources, g.offsets)}
+    position = [0] * len(p.sources)
+    for index, table in _source_batches(p):
         if o.buckets:
             ids = bucket_ids(table, p)
             for b in pc.unique(ids).to_pylist():
                 writers.setdefault(b, _BucketWriter(p, b)).write(table.filter(pc.equal(ids, b)))
         else:
+            group, offset = group_of[index]
             start = 0
             while start < table.num_rows:
-                index = (done + start) // o.max_file_rows
-                room = o.max_file_rows - (done + start) % o.max_file_rows
+                at = offset + position[index] + start  # row index within the group
+                bucket = group.first_bucket + at // o.max_file_rows
+                room = o.max_file_rows - at % o.max_file_rows
                 piece = table.slice(start, room)
-                writers.setdefault(index, _BucketWriter(p, index)).write(piece)
+                writers.setdefault(bucket, _BucketWriter(p, bucket)).write(piece)
                 start += piece.num_rows
+            position[index] += table.num_rows
         done += table.num_rows
         if progress:
             progress(done)

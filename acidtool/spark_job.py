@@ -83,18 +83,33 @@ def _ordered_source(spark, plan: Plan):
     """The sources as one DataFrame with (__file, __pos): each file's rows in file order.
 
     Each file is read as a single partition, where monotonically_increasing_id() counts rows
-    0, 1, 2... in order; all of it stays in the JVM."""
+    0, 1, 2... in order; all of it stays in the JVM. For unbucketed tables the files of one
+    group (see convert.group_sources) share a partition and ``__idx`` numbers their rows, so
+    no two partitions write the same bucket file and nothing is shuffled."""
     from pyspark.sql import functions as F
 
     spark.conf.set("spark.sql.files.maxPartitionBytes", str(1 << 40))
-    frames = []
     casts = [F.col(f"`{source}`").cast(spark_type(plan.schema.field(target).type)).alias(target)
              for target, source, _ in plan.mapping]
-    for i, src in enumerate(plan.sources):
+
+    def one(i):
+        src = plan.sources[i]
         df = spark.read.orc(src.loc.url if "://" in src.loc.url else src.loc.path)
-        frames.append(df.coalesce(1).select(*casts)
-                      .withColumn("__pos", F.monotonically_increasing_id())
-                      .withColumn("__file", F.lit(i)))
+        return (df.coalesce(1).select(*casts)
+                .withColumn("__pos", F.monotonically_increasing_id())
+                .withColumn("__file", F.lit(i)))
+
+    if plan.options.buckets:
+        frames = [one(i) for i in range(len(plan.sources))]
+    else:
+        frames = []
+        for g in plan.groups:
+            parts = [one(i).withColumn("__idx", F.col("__pos") + F.lit(off))
+                     for i, off in zip(g.sources, g.offsets)]
+            group = parts[0]
+            for part in parts[1:]:
+                group = group.unionByName(part)
+            frames.append(group.coalesce(1).withColumn("__group", F.lit(g.first_bucket)))
     out = frames[0]
     for frame in frames[1:]:
         out = out.unionByName(frame)
@@ -121,14 +136,9 @@ def events_dataframe(plan: Plan, df):
         w = Window.partitionBy("__b").orderBy("__file", "__pos")
         df = df.withColumn("rowId", F.row_number().over(w) - 1)
     else:
-        offsets, total = [], 0
-        for s in plan.sources:
-            offsets.append(total)
-            total += s.rows
-        start = F.element_at(F.array(*[F.lit(x) for x in offsets]), F.col("__file") + 1)
-        g = start + F.col("__pos")
-        df = df.withColumn("__b", (g / o.max_file_rows).cast("int")) \
-               .withColumn("rowId", (g % o.max_file_rows).cast("long"))
+        r = o.max_file_rows
+        df = df.withColumn("__b", (F.col("__group") + F.floor(F.col("__idx") / r)).cast("int")) \
+               .withColumn("rowId", (F.col("__idx") % r).cast("long"))
     if o.hive_version == "2":
         prop = F.col("__b")
     else:
@@ -147,8 +157,14 @@ def write_files_spark(plan: Plan, master: str | None = None) -> dict[str, bytes]
     scratch = plan.target.child(f"{STAGING_PREFIX}spark_{uuid.uuid4().hex[:12]}")
     url = scratch.url if "://" in scratch.url else scratch.path
     try:
-        files = plan.options.buckets or max(1, len(plan.files))
-        (events.repartition(files, "__b").sortWithinPartitions("rowId")
+        # Rows reach the writer in row-id order within each bucket; with concurrent output
+        # writers Spark writes them as they come instead of sorting every task by bucket.
+        spark.conf.set("spark.sql.maxConcurrentOutputFileWriters", "256")
+        if plan.options.buckets:
+            # A bucket's rows come from every source: gather each bucket in one sorted task.
+            events = events.repartition(plan.options.buckets, "__b").sortWithinPartitions(
+                "rowId")
+        (events
          .write.partitionBy("__b").option("compression", plan.options.compression
                                           if plan.options.compression != "uncompressed"
                                           else "none")
@@ -213,9 +229,12 @@ def write_delta(df, table: str, write_id: int, *, schema: str | None = None,
         from .convert import _kind_of
         plan.bucket_kinds = [_kind_of(arrow_schema.field(c).type) for c in bucket_by]
     order = [F.col(c) for c in order_by] or [F.monotonically_increasing_id()]
-    ordered = df.withColumn("__file", F.lit(0)).withColumn(
-        "__pos", F.row_number().over(__import__("pyspark.sql", fromlist=["Window"]).Window
-                                     .orderBy(*order)) - 1)
+    from pyspark.sql import Window
+
+    # A global row_number puts every row in one task, which then writes every bucket file.
+    ordered = (df.withColumn("__file", F.lit(0)).withColumn("__group", F.lit(0))
+               .withColumn("__pos", F.row_number().over(Window.orderBy(*order)) - 1)
+               .withColumn("__idx", F.col("__pos")))
     total = ordered.count()
     from .convert import Source
     plan.sources = [Source(target, total, arrow_schema)]
@@ -225,7 +244,9 @@ def write_delta(df, table: str, write_id: int, *, schema: str | None = None,
     events = events_dataframe(plan, ordered)
     scratch = target.child(f"{STAGING_PREFIX}spark_{uuid.uuid4().hex[:12]}")
     try:
-        (events.repartition("__b").sortWithinPartitions("rowId").write.partitionBy("__b")
+        if buckets:
+            events = events.repartition(buckets, "__b")
+        (events.sortWithinPartitions("__b", "rowId").write.partitionBy("__b")
          .option("compression", compression).orc(scratch.path))
         files = _collect(plan, scratch)
     finally:

@@ -223,3 +223,17 @@ def test_datax_scenario_end_to_end(tmp_path):
     # delta 3); after, the same rows are proper inserts of write id 4 next to the old ones.
     assert len(before) == len(after) == 6
     assert sorted(r["ROW__ID"]["writeid"] for r in after) == [1, 1, 2, 2, 4, 4]
+
+
+@pytest.mark.parametrize("rows,limit,expected", [
+    ([3, 2], 10, [((0, 1), (0, 3), 5, 0)]),
+    ([3, 2], 4, [((0,), (0,), 3, 0), ((1,), (0,), 2, 1)]),
+    ([25], 10, [((0,), (0,), 25, 0)]),
+    ([25, 1, 1], 10, [((0,), (0,), 25, 0), ((1, 2), (0, 1), 2, 3)]),
+    ([], 10, []),
+])
+def test_group_sources(rows, limit, expected):
+    from acidtool.convert import group_sources
+
+    assert [(g.sources, g.offsets, g.rows, g.first_bucket)
+            for g in group_sources(rows, limit)] == expected
