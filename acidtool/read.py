@@ -199,8 +199,8 @@ class PartitionReader:
                 continue
             yield events
 
-    def _delete_keys(self, rels: list[str]) -> "DeleteKeys | None":
-        parts = []
+    def _delete_key_tables(self, rels: list[str]) -> Iterator[pa.Table]:
+        """(originalTransaction, bucket, rowId) of the delete events the snapshot sees."""
         for rel in rels:
             src = open_orc(self.part.location, rel)
             for batch in _events(src, None, True):
@@ -208,7 +208,10 @@ class PartitionReader:
                 ok = pc.and_(self._valid(batch.column("currentTransaction")),
                              pc.equal(batch.column("operation"), 2))
                 batch = batch.filter(ok)
-                parts.append(pa.table({k: batch.column(k) for k in KEY}))
+                yield pa.table({k: batch.column(k) for k in KEY})
+
+    def _delete_keys(self, rels: list[str]) -> "DeleteKeys | None":
+        parts = list(self._delete_key_tables(rels))
         if not parts:
             return None
         table = pa.concat_tables(parts).combine_chunks()
@@ -229,20 +232,14 @@ class PartitionReader:
         per_chunk = max(1024, self.memory_limit // self.KEY_BYTES)
         pending: list[pa.Table] = []
         held = 0
-        for rel in rels:
-            src = open_orc(self.part.location, rel)
-            for batch in _events(src, None, True):
-                batch = _normalise_acid(batch)
-                ok = pc.and_(self._valid(batch.column("currentTransaction")),
-                             pc.equal(batch.column("operation"), 2))
-                batch = batch.filter(ok)
-                for start in range(0, batch.num_rows, per_chunk):
-                    piece = batch.slice(start, per_chunk)
-                    pending.append(pa.table({k: piece.column(k) for k in KEY}))
-                    held += piece.num_rows
-                    if held >= per_chunk:
-                        yield DeleteKeys(pa.concat_tables(pending).combine_chunks())
-                        pending, held = [], 0
+        for keys in self._delete_key_tables(rels):
+            for start in range(0, keys.num_rows, per_chunk):
+                piece = keys.slice(start, per_chunk)
+                pending.append(piece)
+                held += piece.num_rows
+                if held >= per_chunk:
+                    yield DeleteKeys(pa.concat_tables(pending).combine_chunks())
+                    pending, held = [], 0
         if held:
             yield DeleteKeys(pa.concat_tables(pending).combine_chunks())
 
