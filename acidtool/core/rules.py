@@ -900,7 +900,7 @@ def run_rules(table: TableFacts, ctx: Context, selected: Iterable[str] | None = 
 def _run(table: TableFacts, ctx: Context, codes: list[str], out: list[Finding]) -> None:
     for code in codes:
         r = REGISTRY[code]
-        if not ctx.at_least(r.level) and not (code == "ACID005"):
+        if not ctx.at_least(r.level):
             continue
         if r.scope == "table":
             out.extend(r.check(table, ctx))
