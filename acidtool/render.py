@@ -153,16 +153,21 @@ def ls_table(table: TableState, with_files: bool = False) -> str:
     return "\n\n".join(blocks)
 
 
+_LEAF = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": "))
+
+
 def dumps(doc, max_depth: int = 3, indent: int = 2) -> str:
     """Pretty JSON whose outer levels are indented and whose deeper values (an ``ls`` entry, a
     finding) sit compactly on one line each: readable, and fast, because the leaves go through
     the C encoder (json.dumps with ``indent`` falls back to pure Python)."""
+    leaf = _LEAF.encode  # one encoder: json.dumps with options builds a new one per call
+
     def enc(obj, depth: int) -> str:
         if depth >= max_depth or not isinstance(obj, (dict, list)) or not obj:
-            return json.dumps(obj, ensure_ascii=False, separators=(", ", ": "))
+            return leaf(obj)
         pad, end = " " * (indent * (depth + 1)), " " * (indent * depth)
         if isinstance(obj, dict):
-            items = [f"{pad}{json.dumps(k, ensure_ascii=False)}: {enc(v, depth + 1)}"
+            items = [f"{pad}{leaf(k)}: {enc(v, depth + 1)}"
                      for k, v in obj.items()]
             return "{\n" + ",\n".join(items) + f"\n{end}}}"
         return "[\n" + ",\n".join(f"{pad}{enc(v, depth + 1)}" for v in obj) + f"\n{end}]"
