@@ -9,6 +9,7 @@ from __future__ import annotations
 class Hive23:
     def __init__(self, spark):
         self.jvm = spark._jvm
+        self.gateway = spark.sparkContext._gateway
         j = self.jvm
         self.conf = j.org.apache.hadoop.conf.Configuration()
         self.conf.set("orc.compress", "ZLIB")
@@ -81,3 +82,72 @@ class Hive23:
                             [None if f is None else f.toString() for f in fields]))
             reader.close()
         return sorted(out)
+
+
+def compact(hive: Hive23, table: str, kind: str, txns: str, timeout: float = 90.0) -> None:
+    """Run Hive 2.3's own MR compactor (CompactorMR, on Hadoop's LocalJobRunner) on ``table``.
+
+    CompactorMR.run is package-private and reports the job id to the metastore's TxnStore; there
+    is no metastore here, so it is invoked by reflection with none, fails right after submitting
+    the job (NullPointerException at setHadoopJobId) and the job itself finishes on its own
+    thread: wait for its output directory."""
+    import os
+    import time
+
+    j = hive.jvm
+    conf = j.org.apache.hadoop.hive.conf.HiveConf()
+    for key, value in (("fs.file.impl", "org.apache.hadoop.fs.LocalFileSystem"),
+                       ("fs.file.impl.disable.cache", "true"),
+                       ("hive.orc.splits.include.fileid", "false"),
+                       ("mapreduce.framework.name", "local"), ("orc.compress", "ZLIB")):
+        conf.set(key, value)
+    api = j.org.apache.hadoop.hive.metastore.api
+    t = api.Table()
+    t.setDbName("db")
+    t.setTableName("t")
+    params = j.java.util.HashMap()
+    params.put("transactional", "true")
+    params.put("transactional_properties", "default")
+    t.setParameters(params)
+    sd = api.StorageDescriptor()
+    sd.setLocation("file://" + table)
+    cols = j.java.util.ArrayList()
+    cols.add(api.FieldSchema("id", "int", None))
+    cols.add(api.FieldSchema("name", "string", None))
+    sd.setCols(cols)
+    sd.setNumBuckets(2)
+    sd.setBucketCols(j.java.util.ArrayList())
+    sd.setSortCols(j.java.util.ArrayList())
+    sd.setInputFormat("org.apache.hadoop.hive.ql.io.orc.OrcInputFormat")
+    sd.setOutputFormat("org.apache.hadoop.hive.ql.io.orc.OrcOutputFormat")
+    serde = api.SerDeInfo()
+    serde.setSerializationLib("org.apache.hadoop.hive.ql.io.orc.OrcSerde")
+    serde.setParameters(j.java.util.HashMap())
+    sd.setSerdeInfo(serde)
+    t.setSd(sd)
+    info = j.org.apache.hadoop.hive.metastore.txn.CompactionInfo(
+        "db", "t", None, api.CompactionType.valueOf(kind))
+    method = [m for m in j.java.lang.Class.forName(
+        "org.apache.hadoop.hive.ql.txn.compactor.CompactorMR").getDeclaredMethods()
+        if m.getName() == "run"][0]
+    method.setAccessible(True)
+    gateway = hive.gateway
+    args = gateway.new_array(j.java.lang.Object, 8)
+    for i, value in enumerate((conf, "acidtool-test-compaction", t, sd,
+                               j.org.apache.hadoop.hive.common.ValidReadTxnList(txns), info,
+                               None, None)):
+        args[i] = value
+    before = set(os.listdir(table))
+    try:
+        method.invoke(j.org.apache.hadoop.hive.ql.txn.compactor.CompactorMR(), args)
+    except Exception as exc:  # noqa: BLE001 - the expected NPE once the job is submitted
+        if "setHadoopJobId" not in str(exc):
+            raise
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        new = [n for n in set(os.listdir(table)) - before if not n.startswith((".", "_"))]
+        if new:
+            time.sleep(2)  # let the committer finish moving files
+            return
+        time.sleep(0.5)
+    raise TimeoutError(f"no compaction output in {table} after {timeout} s")
