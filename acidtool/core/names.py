@@ -141,13 +141,9 @@ class Delta:
 
     @classmethod
     def parse(cls, name: str, hive_version: str = "4") -> Delta:
-        m = _CANONICAL_DELTA.fullmatch(name)
-        if m:
-            # Fast path for the names writers produce (plain digits, no suffix); anything else
-            # goes through the Java-faithful parser below.
-            stmt = m.group(4)
-            return cls(int(m.group(2)), int(m.group(3)), int(stmt) if stmt else NO_STATEMENT,
-                       0, m.group(1) is not None, name)
+        fast = _fast_delta(name)
+        if fast is not None:
+            return fast
         if name.startswith(DELETE_DELTA_PREFIX):
             prefix, delete = DELETE_DELTA_PREFIX, True
         elif name.startswith(DELTA_PREFIX):
@@ -178,10 +174,29 @@ class Delta:
 AcidDir = Base | Delta
 
 
+def _fast_delta(name: str) -> Delta | None:
+    """The names writers produce (plain digits, no suffix), parsed without the general path;
+    anything else returns None and goes through Delta.parse's Java-faithful rules. Builds the
+    frozen value through its __dict__ (a table can have tens of thousands of deltas)."""
+    m = _CANONICAL_DELTA.fullmatch(name)
+    if m is None:
+        return None
+    delete, low, high, stmt = m.groups()
+    d = object.__new__(Delta)
+    d.__dict__.update(min_write_id=int(low), max_write_id=int(high),
+                      statement_id=int(stmt) if stmt else NO_STATEMENT, visibility_txn_id=0,
+                      delete=delete is not None, raw=name)
+    return d
+
+
 def parse_dir_name(name: str, hive_version: str = "4") -> AcidDir | None:
     """Parse a directory name, or return None when it has no ACID prefix (an original directory).
 
     Prefixes are case sensitive, as in Hive (``BASE_5`` is an ordinary directory)."""
+    if name[:1] == "d":
+        fast = _fast_delta(name)  # the common case, before any other work
+        if fast is not None:
+            return fast
     hive_version = normalize_hive_version(hive_version)
     if name.startswith(BASE_PREFIX):
         return Base.parse(name, hive_version)
