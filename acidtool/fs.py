@@ -123,15 +123,21 @@ def list_tree(loc: Location) -> list[PathInfo]:
     prefix = loc.path.rstrip("/") + "/"
     cut = len(prefix)
     directory = pafs.FileType.Directory
+    # Arrow's local filesystem gives regular files a size and directories none, so there the
+    # size alone tells them apart; FileInfo.type builds an enum per call, a tenth of the loop.
+    sized_files = isinstance(loc.fs, pafs.LocalFileSystem)
     out = []
     append = out.append
     for info in infos:
         path = info.path
         rel = path[cut:] if path.startswith(prefix) else path.lstrip("/")
-        if info.type == directory:
+        size = info.size
+        if sized_files and size is not None:
+            append(PathInfo(rel, size, False))
+        elif info.type == directory:
             append(PathInfo(rel, 0, True))
         else:
-            append(PathInfo(rel, info.size or 0, False))
+            append(PathInfo(rel, size or 0, False))
     return out
 
 
