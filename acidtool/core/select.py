@@ -251,8 +251,10 @@ def _select(work: _Work, children: list[Child]) -> AcidState:
 
     if best is not None:
         work.mark(best.name, SELECTED, "chosen base")
+    status = work.status
     for name, acid in parsed.items():
-        work.status.setdefault(name, (IGNORED, _ignored_reason(work, acid)))
+        if name not in status:  # the reason is only built for the few left unmarked
+            status[name] = (IGNORED, _ignored_reason(work, acid))
 
     return AcidState(
         version,
