@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from acidtool.acidwrite import INSERT, Event, write_acid_file  # noqa: E402
 from acidtool.core.bucket import encode_v1  # noqa: E402
 from acidtool.validate import ValidateOptions, validate  # noqa: E402
+from bench_ls import best_of  # noqa: E402
 
 PARTITIONS, DELTAS, BUCKETS = 200, 10, 5
 
@@ -49,15 +50,6 @@ def build(root: Path) -> list[Path]:
                 f.write_bytes(blobs[(w, b)])
                 files.append(f)
     return files
-
-
-def best(fn, repeat=3) -> float:
-    out = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - t)
-    return min(out)
 
 
 LATENCY = 0.002
@@ -95,9 +87,9 @@ def main() -> None:
             assert not report.findings, report.findings[:3]
 
         bare(), run(1)  # warm the page cache
-        t_bare = best(bare)
-        t1 = best(lambda: run(1))
-        t8 = best(lambda: run(8))
+        t_bare = best_of(bare, 3)
+        t1 = best_of(lambda: run(1), 3)
+        t8 = best_of(lambda: run(8), 3)
         print(f"{n:,} files in {PARTITIONS} partitions")
         print(f"bare ORCFile loop: {t_bare:.2f} s ({n / t_bare:,.0f} files/s)")
         print(f"validate --jobs 1: {t1:.2f} s ({n / t1:,.0f} files/s): "
@@ -123,9 +115,9 @@ def main() -> None:
                 assert not report.findings, report.findings[:3]
 
         m = len(subset)
-        tb = best(bare_slow, 1)
-        s1 = best(lambda: run_slow(1), 1)
-        s8 = best(lambda: run_slow(8), 1)
+        tb = best_of(bare_slow, 1)
+        s1 = best_of(lambda: run_slow(1), 1)
+        s8 = best_of(lambda: run_slow(8), 1)
         print(f"with {LATENCY * 1000:.0f} ms per open, {m:,} files: bare loop {tb:.2f} s, "
               f"--jobs 1 {s1:.2f} s (RATIO {s1 / tb:.2f}x), --jobs 8 {s8:.2f} s "
               f"(RATIO {s8 / tb:.2f}x, target < 1x)")

@@ -369,7 +369,11 @@ def _stripe(buf: bytes) -> StripeInfo:
 
 
 def parse_footer(buf: bytes) -> Footer:
-    """One pass over the footer's top-level fields, keeping raw slices of the repeated ones."""
+    """One pass over the footer's top-level fields, keeping raw slices of the repeated ones.
+
+    The field loop of ``fields()`` is written out here with one-byte keys and lengths read
+    inline, because a footer has a field per stripe, type and column statistic and this runs
+    once per file that validate reads."""
     rows, stripes, types, metadata, stats = 0, [], [], {}, []
     calendar = software = stride = None
     pos, end = 0, len(buf)
