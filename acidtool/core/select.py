@@ -424,15 +424,20 @@ def _kind(child: Child, acid: Base | Delta | None) -> str:
     return "original_dir" if child.is_dir else "original_file"
 
 
+def _foreign_file(child: Child) -> bool:
+    """A visible top-level file whose name is not one Hive writes (it is still read as original
+    data when no base is chosen)."""
+    return (not child.is_dir and not is_hidden(child.name)
+            and FileName.parse(child.name).kind != "original")
+
+
 def _entries(work: _Work, children: list[Child], parsed: dict) -> list[Entry]:
     out = []
     for child in children:
         acid = parsed.get(child.name)
         status, reason = work.status.get(child.name, (IGNORED, ""))
-        foreign = (not child.is_dir and acid is None and not is_hidden(child.name)
-                   and FileName.parse(child.name).kind != "original")
         out.append(Entry(child.name, _kind(child, acid), status, reason, child.is_dir, child.size,
-                         child.files, acid, foreign))
+                         child.files, acid, _foreign_file(child)))
     return out
 
 
@@ -452,8 +457,6 @@ def _entries_on_error(work: _Work, children: list[Child], error: AcidStateError)
             status, reason = IGNORED, error.message
         else:
             status, reason = IGNORED, f"not read: Hive fails this directory ({error.kind})"
-        foreign = (not child.is_dir and not is_hidden(child.name)
-                   and FileName.parse(child.name).kind != "original")
         out.append(Entry(child.name, kind or _kind(child, acid), status, reason, child.is_dir,
-                         child.size, child.files, acid, foreign))
+                         child.size, child.files, acid, _foreign_file(child)))
     return out
