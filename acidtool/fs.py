@@ -125,7 +125,9 @@ def list_tree(loc: Location) -> list[PathInfo]:
     directory = pafs.FileType.Directory
     # Arrow's local filesystem gives regular files a size and directories none, so there the
     # size alone tells them apart; FileInfo.type builds an enum per call, a tenth of the loop.
+    # PathInfo values are built with tuple.__new__: the NamedTuple constructor is Python code.
     sized_files = isinstance(loc.fs, pafs.LocalFileSystem)
+    new = tuple.__new__
     out = []
     append = out.append
     for info in infos:
@@ -133,11 +135,11 @@ def list_tree(loc: Location) -> list[PathInfo]:
         rel = path[cut:] if path.startswith(prefix) else path.lstrip("/")
         size = info.size
         if sized_files and size is not None:
-            append(PathInfo(rel, size, False))
+            append(new(PathInfo, (rel, size, False)))
         elif info.type == directory:
-            append(PathInfo(rel, 0, True))
+            append(new(PathInfo, (rel, 0, True)))
         else:
-            append(PathInfo(rel, size or 0, False))
+            append(new(PathInfo, (rel, size or 0, False)))
     return out
 
 

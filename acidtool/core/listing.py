@@ -8,6 +8,7 @@ a filesystem.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import itemgetter
 from types import MappingProxyType
 from typing import Iterable, Mapping, NamedTuple
 
@@ -68,27 +69,50 @@ class Listing:
 
     def children(self) -> list[Child]:
         """Immediate children in Java String order (HDFS lists in that order)."""
+        # One pass, run once per partition over every listed path: values are built with
+        # tuple.__new__ (a NamedTuple's own constructor is Python code, twice as slow).
+        new = tuple.__new__
         dirs: dict[str, list[PathInfo]] = {}
         files: dict[str, PathInfo] = {}
-        for path, size, is_dir in self.paths:
-            head, sep, rest = path.partition("/")
+        for info in self.paths:
+            head, sep, rest = info[0].partition("/")
             if sep:
                 bucket = dirs.get(head)
                 if bucket is None:
                     bucket = dirs[head] = []
-                if not is_dir:
-                    bucket.append(PathInfo(rest, size, False))
-            elif is_dir:
-                dirs.setdefault(head, [])
+                if not info[2]:
+                    bucket.append(new(PathInfo, (rest, info[1], False)))
+            elif info[2]:
+                if head not in dirs:
+                    dirs[head] = []
             else:
-                files[head] = PathInfo(path, size, False)
-        out = [Child(name, True, sum(f.size for f in inner),
-                     tuple(inner if len(inner) < 2 else
-                           sorted(inner, key=lambda f: java_string_key(f.path))))
-               for name, inner in dirs.items()]
-        out.extend(Child(name, False, info.size) for name, info in files.items() if name not in dirs)
-        out.sort(key=lambda c: java_string_key(c.name))
+                files[head] = info
+        out = []
+        for name, inner in dirs.items():
+            if len(inner) > 1:
+                inner.sort(key=_path_key)
+                size = sum([f[1] for f in inner])
+            else:
+                size = inner[0][1] if inner else 0
+            out.append(new(Child, (name, True, size, tuple(inner))))
+        for name, info in files.items():
+            if name not in dirs:
+                out.append(new(Child, (name, False, info[1], ())))
+        out.sort(key=_java_order_key([c[0] for c in out]))
         return out
+
+
+def _path_key(info: PathInfo) -> str:
+    return java_string_key(info[0])
+
+
+def _java_order_key(names: list[str]):
+    """A sort key for Child values in Java String order: the name itself when no name has a
+    character above U+FFFF (code-point and UTF-16 order then agree), else java_string_key."""
+    joined = "".join(names)
+    if joined.isascii() or max(joined) <= "\uffff":
+        return itemgetter(0)
+    return lambda child: java_string_key(child[0])
 
 
 def markers_needed(paths: Iterable[PathInfo], hive_version: str) -> list[str]:

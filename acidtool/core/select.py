@@ -25,6 +25,8 @@ from .names import (METADATA_FILE, NO_STATEMENT, Base, Delta, FileName, is_hidde
 from .snapshot import RangeResponse, ValidTxnList, ValidWriteIdList
 from .versions import normalize_hive_version
 
+_HIDDEN = ("_", ".")  # Hive's hiddenFileFilter prefixes (names.is_hidden)
+
 SELECTED = "selected"
 OBSOLETE = "obsolete"
 ABORTED = "aborted"
@@ -195,13 +197,14 @@ def _select(work: _Work, children: list[Child]) -> AcidState:
     oldest: Base | None = None
     oldest_compacted: bool | None = None  # Hive 4 knows it when tracking; Hive 3 reads it at the end
 
-    for child in children:
-        name = child.name
-        if is_hidden(name):
+    v4 = version == "4"
+    for child in children:  # the hot loop: one pass per child, tens of thousands in big tables
+        name, is_dir, size, _ = child
+        if name.startswith(_HIDDEN):
             work.mark(name, IGNORED, "hidden name (starts with '_' or '.'): never data")
             continue
-        if not child.is_dir:
-            if work.ignore_empty_files and child.size == 0:
+        if not is_dir:
+            if work.ignore_empty_files and size == 0:
                 work.mark(name, IGNORED, "empty file (skipped by the ORC reader)")
             else:
                 originals.append(name)
@@ -211,12 +214,13 @@ def _select(work: _Work, children: list[Child]) -> AcidState:
             original_dirs.append(child)
             continue
         parsed[name] = acid
-        if version == "4" and work.txns is None:
-            raise MissingTxnListError(
-                f"No ValidTxnList for {work.full_path('')}: Hive 4 needs hive.txn.valid.txns "
-                "to read ACID directories", hive_exception="java.lang.IllegalArgumentException")
-        if version == "4" and not _visible(work, acid):
-            continue
+        if v4:
+            if work.txns is None:
+                raise MissingTxnListError(
+                    f"No ValidTxnList for {work.full_path('')}: Hive 4 needs hive.txn.valid.txns "
+                    "to read ACID directories", hive_exception="java.lang.IllegalArgumentException")
+            if acid.visibility_txn_id and not _visible(work, acid):
+                continue
         if isinstance(acid, Base):
             best, oldest, oldest_compacted = _visit_base(work, acid, best, oldest, oldest_compacted)
         else:
@@ -259,7 +263,7 @@ def _select(work: _Work, children: list[Child]) -> AcidState:
     return AcidState(
         version,
         base=best.name if best else None,
-        deltas=tuple(d.name for d in deltas),
+        deltas=tuple([d.raw for d in deltas]),
         obsolete=tuple(work.obsolete),
         aborted=tuple(work.aborted),
         original_files=tuple(original_files),
@@ -338,13 +342,16 @@ def _visit_delta(work: _Work, delta: Delta, working: list[Delta]) -> None:
     response = snap.range_valid(lo, hi)
     if response is not RangeResponse.NONE:
         working.append(delta)
-        work.visible[delta.name] = response
+        work.visible[delta.raw] = response
 
 
 def _walk(work: _Work, best: Base | None, working: list[Delta]) -> list[Delta]:
     """Step 3: choose deltas in comparator order with a write-id cursor (spec §7.3)."""
-    snap = work.snapshot
-    working.sort(key=Delta.sort_key)
+    # Deltas here were parsed from listed names, so ``raw`` is the name.
+    snap, status, visible = work.snapshot, work.status, work.visible
+    # Delta.sort_key ends with the name; ``working`` is already in Java name order (children
+    # are), so a stable sort on the rest gives the same order without a key per name.
+    working.sort(key=_order_before_name)
     current = best.write_id if best is not None else 0
     last_stmt = NO_STATEMENT
     prev: Delta | None = None
@@ -354,23 +361,27 @@ def _walk(work: _Work, best: Base | None, working: list[Delta]) -> list[Delta]:
             if snap.range_valid(current + 1, d.max_write_id) is not RangeResponse.NONE:
                 current, last_stmt, prev = d.max_write_id, d.statement_id, d
                 chosen.append(d)
-                work.mark(d.name, SELECTED, _delta_reason(work.visible[d.name], d))
+                status[d.raw] = (SELECTED, _delta_reason(visible[d.raw], d))
             # else: nothing new and visible above the cursor; neither read nor obsolete.
         elif d.max_write_id == current and last_stmt >= 0:
             # Another statement (or the delete delta) of the transaction taken last.
             prev = d
             chosen.append(d)
-            work.mark(d.name, SELECTED, _delta_reason(work.visible[d.name], d))
+            status[d.raw] = (SELECTED, _delta_reason(visible[d.raw], d))
         elif (prev is not None and d.min_write_id == prev.min_write_id
               and d.max_write_id == prev.max_write_id and d.statement_id == prev.statement_id):
             # delete_delta_x_y next to delta_x_y (same range and statement).
             prev = d
             chosen.append(d)
-            work.mark(d.name, SELECTED, _delta_reason(work.visible[d.name], d))
+            status[d.raw] = (SELECTED, _delta_reason(visible[d.raw], d))
         else:
             cover = prev.name if prev is not None else (best.name if best else "the cursor")
             work.mark(d.name, OBSOLETE, f"covered by {cover}")
     return chosen
+
+
+def _order_before_name(d: Delta) -> tuple[int, int, int]:
+    return (d.min_write_id, -d.max_write_id, d.statement_id)
 
 
 def _delta_reason(r: RangeResponse, d: Delta) -> str:
@@ -432,12 +443,19 @@ def _foreign_file(child: Child) -> bool:
 
 
 def _entries(work: _Work, children: list[Child], parsed: dict) -> list[Entry]:
+    # One Entry per child, built with tuple.__new__ (the NamedTuple constructor is Python code);
+    # an ACID directory is never hidden nor a foreign file, so it skips both checks.
+    new, get_status, unmarked = tuple.__new__, work.status.get, (IGNORED, "")
     out = []
     for child in children:
-        acid = parsed.get(child.name)
-        status, reason = work.status.get(child.name, (IGNORED, ""))
-        out.append(Entry(child.name, _kind(child, acid), status, reason, child.is_dir, child.size,
-                         child.files, acid, _foreign_file(child)))
+        name, is_dir, size, files = child
+        acid = parsed.get(name)
+        status, reason = get_status(name, unmarked)
+        if acid is not None:
+            kind, foreign = acid.kind, False
+        else:
+            kind, foreign = _kind(child, None), _foreign_file(child)
+        out.append(new(Entry, (name, kind, status, reason, is_dir, size, files, acid, foreign)))
     return out
 
 
