@@ -58,6 +58,14 @@ def _emit(text: str) -> None:
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
+def _emit_pieces(pieces: list[str]) -> None:
+    """Write a long output piece by piece, never joined into one string."""
+    write = sys.stdout.write
+    for piece in pieces:
+        write(piece)
+    write("\n")
+
+
 def _json(doc) -> str:
     from .render import dumps
 
@@ -110,20 +118,31 @@ def ls_command(
     2 bad option or unreadable path.
     """
     from ._gc import paused_gc
-    from .render import ls_json, ls_table
     from .snapshot_options import make_snapshot
-    from .table import inspect_table
 
     snapshot = make_snapshot(hive_version.value, write_ids, txns, table)
-    state = inspect_table(path, snapshot, ignore_empty_files=ignore_empty_files)
+    # The collector stays off until the report is printed and freed: switched back on while
+    # the objects of a big listing are alive, its first pass would walk every one of them.
     with paused_gc():
-        _emit(_json(ls_json(state, files)) if fmt is Format.json else ls_table(state, files))
-    for p in state.partitions:
-        if p.state.error is not None:
-            print(f"acidtool: {p.partition or p.location.url}: Hive would fail: "
-                  f"{p.state.error.message}", file=sys.stderr)
-    if state.failed:
+        failures = _ls(path, snapshot, fmt, files, ignore_empty_files)
+    for failure in failures:
+        print(f"acidtool: {failure}", file=sys.stderr)
+    if failures:
         raise typer.Exit(1)
+
+
+def _ls(path: str, snapshot, fmt: Format, files: bool, ignore_empty_files: bool) -> list[str]:
+    """Print the ls report; return what Hive would fail on, a line per failing partition."""
+    from .render import ls_json_pieces, ls_table
+    from .table import inspect_table
+
+    state = inspect_table(path, snapshot, ignore_empty_files=ignore_empty_files)
+    if fmt is Format.json:
+        _emit_pieces(ls_json_pieces(state, files))
+    else:
+        _emit(ls_table(state, files))
+    return [f"{p.partition or p.location.url}: Hive would fail: {p.state.error.message}"
+            for p in state.partitions if p.state.error is not None]
 
 
 class Operation(str, enum.Enum):

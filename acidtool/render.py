@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from json.encoder import encode_basestring as _quote  # the encoder's own, ensure_ascii=False
+from typing import NamedTuple
 
 from tabulate import tabulate
 
@@ -60,6 +62,40 @@ def entry_json(e: Entry, with_files: bool) -> dict:
     return out
 
 
+def entry_text(e: Entry) -> str:
+    """``_LEAF.encode(entry_json(e, False))``, byte for byte, written directly: an ls of a big
+    table has one entry per child, and building then encoding a dict costs twice as much."""
+    p = e.parsed
+    if p is None:
+        ids = _NO_IDS
+    else:
+        stmt = "null" if p.statement_id == NO_STATEMENT else p.statement_id
+        ids = (f'"write_id": {p.write_id if p.kind == "base" else "null"}, '
+               f'"min_write_id": {p.min_write_id}, "max_write_id": {p.max_write_id}, '
+               f'"statement_id": {stmt}, "visibility_txn_id": {p.visibility_txn_id}')
+    return (f'{{"name": {_quote(e.name)}, "kind": {_quote(e.kind)}, '
+            f'"status": {_quote(e.status)}, "reason": {_quote(e.reason)}, {ids}, '
+            f'"is_dir": {"true" if e.is_dir else "false"}, '
+            f'"foreign": {"true" if e.foreign else "false"}, '
+            f'"files": {len(e.files) if e.is_dir else 1}, "bytes": {e.size}}}')
+
+
+_NO_IDS = ('"write_id": null, "min_write_id": null, "max_write_id": null, '
+           '"statement_id": null, "visibility_txn_id": null')
+
+
+def _entries_text(entries, with_files: bool) -> RawJSON:
+    if with_files:
+        return RawJSON([_LEAF.encode([entry_json(e, True) for e in entries])])
+    texts = [entry_text(e) for e in entries]
+    # Pieces of some tens of kilobytes: small enough to reuse memory, big enough to write fast.
+    pieces = ["["]
+    for i in range(0, len(texts), 256):
+        pieces.append((", " if i else "") + ", ".join(texts[i:i + 256]))
+    pieces.append("]")
+    return RawJSON(pieces)
+
+
 def summary(state: AcidState) -> dict:
     counts = Counter(e.status for e in state.entries)
     return {
@@ -69,7 +105,7 @@ def summary(state: AcidState) -> dict:
     }
 
 
-def partition_json(p: PartitionState, with_files: bool) -> dict:
+def partition_json(p: PartitionState, with_files: bool, _entries=None) -> dict:
     s = p.state
     return {
         "partition": p.partition,
@@ -82,19 +118,25 @@ def partition_json(p: PartitionState, with_files: bool) -> dict:
         "uncompacted_aborts": s.uncompacted_aborts,
         "error": error_json(s),
         "summary": summary(s),
-        "entries": [entry_json(e, with_files) for e in s.entries],
+        "entries": ([entry_json(e, with_files) for e in s.entries] if _entries is None
+                    else _entries(s.entries, with_files)),
     }
 
 
-def ls_json(table: TableState, with_files: bool = False) -> dict:
+def ls_json(table: TableState, with_files: bool = False, _entries=None) -> dict:
     return {
         "schema_version": LS_SCHEMA_VERSION,
         "path": table.location.url,
         "hive_version": table.snapshot.hive_version,
         "snapshot": table.snapshot.describe(),
-        "partitions": [partition_json(p, with_files) for p in table.partitions],
+        "partitions": [partition_json(p, with_files, _entries) for p in table.partitions],
         "stray": [{"path": s.path, "is_dir": s.is_dir, "size": s.size} for s in table.stray],
     }
+
+
+def ls_json_pieces(table: TableState, with_files: bool = False) -> list[str]:
+    """``dumps(ls_json(table, with_files))`` in pieces, with the entries written directly."""
+    return dump_pieces(ls_json(table, with_files, _entries_text))
 
 
 def _ids(e: Entry) -> str:
@@ -156,22 +198,46 @@ def ls_table(table: TableState, with_files: bool = False) -> str:
 _LEAF = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": "))
 
 
+class RawJSON(NamedTuple):
+    """JSON text already written, in pieces that dump_pieces() passes on as they are."""
+
+    pieces: list[str]
+
+
 def dumps(doc, max_depth: int = 3, indent: int = 2) -> str:
     """Pretty JSON whose outer levels are indented and whose deeper values (an ``ls`` entry, a
     finding) sit compactly on one line each: readable, and fast, because the leaves go through
     the C encoder (json.dumps with ``indent`` falls back to pure Python)."""
-    leaf = _LEAF.encode  # one encoder: json.dumps with options builds a new one per call
+    return "".join(dump_pieces(doc, max_depth, indent))
 
-    def enc(obj, depth: int) -> str:
-        if depth >= max_depth or not isinstance(obj, (dict, list)) or not obj:
-            return leaf(obj)
-        pad, end = " " * (indent * (depth + 1)), " " * (indent * depth)
-        if isinstance(obj, dict):
-            items = [f"{pad}{leaf(k)}: {enc(v, depth + 1)}"
-                     for k, v in obj.items()]
-            return "{\n" + ",\n".join(items) + f"\n{end}}}"
-        return "[\n" + ",\n".join(f"{pad}{enc(v, depth + 1)}" for v in obj) + f"\n{end}]"
-    return enc(doc, 0)
+
+def dump_pieces(doc, max_depth: int = 3, indent: int = 2) -> list[str]:
+    """dumps() as a list of pieces to write one after the other. A big document is never
+    copied into one string: each copy of megabytes costs fresh pages from the kernel."""
+    leaf = _LEAF.encode  # one encoder: json.dumps with options builds a new one per call
+    out: list[str] = []
+    put = out.append
+
+    def enc(obj, depth: int) -> None:
+        if isinstance(obj, RawJSON):
+            out.extend(obj.pieces)
+        elif depth >= max_depth or not isinstance(obj, (dict, list)) or not obj:
+            put(leaf(obj))
+        else:
+            pad, end = " " * (indent * (depth + 1)), " " * (indent * depth)
+            is_dict = isinstance(obj, dict)
+            sep = "{\n" if is_dict else "[\n"
+            for item in (obj.items() if is_dict else obj):
+                if is_dict:
+                    put(f"{sep}{pad}{leaf(item[0])}: ")
+                    item = item[1]
+                else:
+                    put(sep + pad)
+                enc(item, depth + 1)
+                sep = ",\n"
+            put(f"\n{end}}}" if is_dict else f"\n{end}]")
+    enc(doc, 0)
+    return out
 
 
 def _stat_summary(stats: dict) -> str:
