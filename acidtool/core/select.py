@@ -385,10 +385,9 @@ def _order_before_name(d: Delta) -> tuple[int, int, int]:
 
 
 def _delta_reason(r: RangeResponse, d: Delta) -> str:
-    ids = f"write ids {d.min_write_id}..{d.max_write_id}"
-    if r is RangeResponse.ALL:
-        return f"{ids} all visible"
-    return f"{ids} partly visible; invisible rows are filtered per row"
+    how = "all visible" if r is RangeResponse.ALL else \
+        "partly visible; invisible rows are filtered per row"
+    return f"write ids {d.min_write_id}..{d.max_write_id} {how}"
 
 
 def _ignored_reason(work: _Work, acid: Base | Delta) -> str:
