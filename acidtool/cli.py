@@ -638,8 +638,8 @@ def convert_command(
         _note(metastore_hint(p))
         return
     if spark:
-        from .spark_job import write_files_spark
-        files = write_files_spark(p, master)
+        from .spark_job import spark_writer
+        files = spark_writer(p, master)
     else:
         files = write_files(p, _progress_rows(p.total_rows))
     summary = commit(p, files, started)

@@ -413,30 +413,30 @@ def acid_batch(rows: pa.RecordBatch | pa.Table, write_id: int, bucket_property: 
     })
 
 
-class _BucketWriter:
-    """One bucket file, written to memory by Arrow's ORC writer, finished with Hive's metadata."""
+class BucketWriter:
+    """One bucket file, written to memory by Arrow's ORC writer, finished with Hive's metadata.
+    Both paths write through it: in process, and in Spark's Python workers."""
 
-    def __init__(self, plan: Plan, bucket_id: int):
-        o = plan.options
-        self.plan, self.bucket_id = plan, bucket_id
-        self.property = bucket_id if o.hive_version == "2" else encode_v1(bucket_id,
-                                                                          o.statement_id)
+    def __init__(self, options: ConvertOptions, write_id: int, bucket_id: int):
+        self.options, self.write_id, self.bucket_id = options, write_id, bucket_id
+        self.property = bucket_id if options.hive_version == "2" else encode_v1(
+            bucket_id, options.statement_id)
         self.sink = pa.BufferOutputStream()
-        self.writer = paorc.ORCWriter(self.sink, compression=o.compression,
-                                      stripe_size=o.stripe_size)
+        self.writer = paorc.ORCWriter(self.sink, compression=options.compression,
+                                      stripe_size=options.stripe_size)
         self.rows = 0
 
     def write(self, rows: pa.RecordBatch | pa.Table) -> None:
         if rows.num_rows:
-            self.writer.write(acid_batch(rows, self.plan.write_id, self.property, self.rows))
+            self.writer.write(acid_batch(rows, self.write_id, self.property, self.rows))
             self.rows += rows.num_rows
 
     def finish(self) -> bytes:
         self.writer.close()
         data = self.sink.getvalue().to_pybytes()
         stripes = [s.rows for s in _footer(data).stripes]
-        meta = acid_metadata(self.plan.write_id, self.property, stripes, self.rows,
-                             self.plan.options.hive_version)
+        meta = acid_metadata(self.write_id, self.property, stripes, self.rows,
+                             self.options.hive_version)
         return with_user_metadata(data, meta)
 
 
@@ -448,15 +448,45 @@ def _footer(data: bytes):
 
 def _source_batches(p: Plan) -> Iterator[tuple[int, pa.Table]]:
     """(source index, batch) in source order, columns renamed and cast to the table's."""
+    for index, source in enumerate(p.sources):
+        for table in _batches(source.loc, p.mapping, p.schema):
+            yield index, table
+
+
+def _batches(loc: Location, mapping: list[tuple[str, str, str]],
+             schema: pa.Schema) -> Iterator[pa.Table]:
+    """One source's rows in file order, columns renamed and cast to the table's."""
     import pyarrow.dataset as ds
 
-    names = [s for _, s, _ in p.mapping]
-    for index, source in enumerate(p.sources):
-        fragment = ds.OrcFileFormat().make_fragment(source.loc.path, filesystem=source.loc.fs)
-        for batch in fragment.to_batches(batch_size=1 << 20, columns=names, use_threads=True,
-                                         batch_readahead=0, fragment_readahead=0):
-            table = pa.Table.from_batches([batch]).rename_columns([t for t, _, _ in p.mapping])
-            yield index, table.cast(p.schema)
+    names = [s for _, s, _ in mapping]
+    fragment = ds.OrcFileFormat().make_fragment(loc.path, filesystem=loc.fs)
+    for batch in fragment.to_batches(batch_size=1 << 20, columns=names, use_threads=True,
+                                     batch_readahead=0, fragment_readahead=0):
+        table = pa.Table.from_batches([batch]).rename_columns([t for t, _, _ in mapping])
+        yield table.cast(schema)
+
+
+class GroupWriter:
+    """The bucket files of one group of sources (unbucketed tables): row i of the group goes to
+    bucket ``first_bucket + i // max_file_rows``. Fed in source order, then in file order."""
+
+    def __init__(self, options: ConvertOptions, write_id: int, first_bucket: int):
+        self.options, self.write_id, self.first_bucket = options, write_id, first_bucket
+        self.writers: dict[int, BucketWriter] = {}
+        self.rows = 0  # rows of the group so far
+
+    def write(self, table: pa.Table) -> None:
+        r = self.options.max_file_rows
+        start = 0
+        while start < table.num_rows:
+            at = self.rows + start
+            bucket = self.first_bucket + at // r
+            piece = table.slice(start, r - at % r)
+            writer = self.writers.get(bucket) or self.writers.setdefault(
+                bucket, BucketWriter(self.options, self.write_id, bucket))
+            writer.write(piece)
+            start += piece.num_rows
+        self.rows += table.num_rows
 
 
 def bucket_ids(table: pa.Table, p: Plan) -> pa.Array:
@@ -488,47 +518,56 @@ class Summary:
 def write_files(p: Plan, progress: Callable[[int], None] | None = None) -> dict[str, bytes]:
     """Every bucket file's finished bytes, in memory."""
     o = p.options
-    writers: dict[int, _BucketWriter] = {}
+    writers: dict[int, BucketWriter] = {}
     done = 0
-    group_of = {i: (g, off) for g in p.groups for i, off in zip(g.sources, g.offsets)}
-    position = [0] * len(p.sources)
-    for index, table in _source_batches(p):
-        if o.buckets:
+    if o.buckets:
+        for _, table in _source_batches(p):
             ids = bucket_ids(table, p)
             for b in pc.unique(ids).to_pylist():
-                writers.setdefault(b, _BucketWriter(p, b)).write(table.filter(pc.equal(ids, b)))
-        else:
-            group, offset = group_of[index]
-            start = 0
-            while start < table.num_rows:
-                at = offset + position[index] + start  # row index within the group
-                bucket = group.first_bucket + at // o.max_file_rows
-                room = o.max_file_rows - at % o.max_file_rows
-                piece = table.slice(start, room)
-                writers.setdefault(bucket, _BucketWriter(p, bucket)).write(piece)
-                start += piece.num_rows
-            position[index] += table.num_rows
-        done += table.num_rows
-        if progress:
-            progress(done)
+                writer = writers.get(b) or writers.setdefault(b, BucketWriter(o, p.write_id, b))
+                writer.write(table.filter(pc.equal(ids, b)))
+            done += table.num_rows
+            if progress:
+                progress(done)
+    else:
+        for g in p.groups:
+            group = GroupWriter(o, p.write_id, g.first_bucket)
+            for i in g.sources:
+                for table in _batches(p.sources[i].loc, p.mapping, p.schema):
+                    group.write(table)
+                    done += table.num_rows
+                    if progress:
+                        progress(done)
+            writers.update(group.writers)
     if not writers:
-        writers[0] = _BucketWriter(p, 0)
+        writers[0] = BucketWriter(o, p.write_id, 0)
     return {bucket_file_name(b): w.finish() for b, w in sorted(writers.items())}
 
 
-def commit(p: Plan, files: dict[str, bytes], started: float) -> Summary:
-    """Write into the staging directory, then rename the delta into place."""
+# Writes the bucket files into the staging directory it is given; returns name -> (rows, bytes).
+StagedWriter = Callable[[Location], "dict[str, tuple[int, int]]"]
+
+
+def commit(p: Plan, files: dict[str, bytes] | StagedWriter, started: float) -> Summary:
+    """Write into the staging directory, then rename the delta into place. ``files`` is every
+    bucket file's bytes, or a function that writes them there itself (the Spark path, whose
+    workers write their files directly)."""
     fs, o = p.target.fs, p.options
     staging = p.target.child(f"{STAGING_PREFIX}{uuid.uuid4().hex[:12]}")
     staged = staging.child(p.directory)
     summary = Summary(p.directory, p.write_id)
     try:
         fs.create_dir(staged.path, recursive=True)
-        for name, data in files.items():
-            with fs.open_output_stream(staged.join(name)) as out:
-                out.write(data)
-            summary.files[name] = _footer(data).rows
-            summary.bytes += len(data)
+        if callable(files):
+            for name, (rows, size) in sorted(files(staged).items()):
+                summary.files[name] = rows
+                summary.bytes += size
+        else:
+            for name, data in files.items():
+                with fs.open_output_stream(staged.join(name)) as out:
+                    out.write(data)
+                summary.files[name] = _footer(data).rows
+                summary.bytes += len(data)
         if o.hive_version != "2":
             with fs.open_output_stream(staged.join(ACID_VERSION_FILE)) as out:
                 out.write(b"2")

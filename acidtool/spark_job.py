@@ -1,27 +1,40 @@
 """``convert --spark``: the same conversion as a PySpark job, and a function for your own jobs.
 
-Rows get the same bucket, the same row id and the same file as in process: sources in path order,
-each read as one partition so ``zipWithIndex`` gives every row its position in its file; the
-bucket is Hive's hash computed by the same code (a Python UDF) for bucketed tables, the running
-row count for unbucketed ones. Spark writes one ORC file per bucket (``partitionBy`` on the
-bucket), which the driver renames to ``bucket_NNNNN`` and completes with Hive's footer metadata
-before the usual staged commit.
+The bucket files are written by the same code as in process (``convert.BucketWriter``: Arrow's
+ORC writer, then Hive's footer metadata), inside Spark's Python workers, straight into the
+staging directory of the usual commit. So both paths write the same rows, row ids and
+metadata, and no file passes through the driver.
+
+* Unbucketed tables: one task per group of sources (see ``convert.group_sources``: the
+  sources that fill a run of bucket files); the task reads its sources in order, as the
+  in-process path does, and writes their bucket files. No row crosses between tasks, so
+  nothing is shuffled, and no row makes a round trip through the JVM.
+* Bucketed tables: a bucket's rows come from every source, so Spark reads the sources,
+  computes Hive's hash of the bucket columns (a Python UDF over the same code as in process),
+  shuffles the rows by bucket, sorts them by (source, position) within it, and hands each
+  task's rows to the writers as Arrow batches (``mapInArrow``).
+* ``write_delta(df, ...)`` (your own DataFrame): the DataFrame path, numbered by ``order_by``.
+
+The workers need acidtool and pyarrow, and reach the sources and the table through pyarrow's
+filesystems, as the driver does: local[*] always can; on a cluster, install acidtool on the
+nodes (and Hadoop's native client for hdfs://).
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
-import uuid
-from typing import Sequence
+import sys
+from typing import Iterator, Sequence
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from .convert import STAGING_PREFIX, Plan, acid_metadata, _footer
-from .core.bucket import encode_v1
+from .convert import BucketWriter, ConvertOptions, GroupWriter, Plan, _batches
 from .core.hashing import bucket_number
 from .core.names import bucket_file_name
-from .fs import list_tree, read_bytes
-from .orcpatch import with_user_metadata
+from .fs import Location, resolve
 
 _SPARK_TYPES = {
     pa.bool_(): "boolean", pa.int8(): "tinyint", pa.int16(): "smallint", pa.int32(): "int",
@@ -35,7 +48,6 @@ def spark_problem() -> str | None:
         import pyspark  # noqa: F401
     except ImportError:
         return "--spark needs pyspark: pip install 'acidtool[spark]'"
-    import os
 
     java_home = os.environ.get("JAVA_HOME")
     if not shutil.which("java") and not (java_home and os.path.exists(
@@ -74,127 +86,194 @@ def session(master: str | None = None):
                .config("spark.ui.showConsoleProgress", "false")
                .config("spark.driver.extraJavaOptions", options)
                .config("spark.executor.extraJavaOptions", options))
+    if (master or "local").startswith("local"):
+        # Local workers run this interpreter, which has acidtool and pyarrow (Spark would
+        # start whatever `python3` is on PATH). PySpark reads only the environment for it.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
 
 
+@contextlib.contextmanager
+def _conf(spark, settings: dict[str, str]):
+    """SQL settings for the duration of one job, then back as they were (it may be the
+    user's own session)."""
+    before = {k: spark.conf.get(k) for k in settings}
+    for k, v in settings.items():
+        spark.conf.set(k, v)
+    try:
+        yield
+    finally:
+        for k, v in before.items():
+            spark.conf.unset(k) if v is None else spark.conf.set(k, v)
+
+
+# Arrow batches of 131,072 rows reach the Python workers (Spark's 10,000 makes the per-batch
+# work show; a million is slower again). Each source is read whole, by one task, so that
+# monotonically_increasing_id() numbers its rows in file order without a coalesce (which
+# costs a third more time when combined with it).
+_JOB_CONF = {"spark.sql.execution.arrow.maxRecordsPerBatch": str(1 << 17),
+             "spark.sql.files.maxPartitionBytes": str(1 << 40),
+             "spark.sql.files.minPartitionNum": "1"}
+
+
+def _ref(loc: Location) -> str:
+    """How a worker names a location: the URL, or the absolute path of a local one."""
+    return loc.url if "://" in loc.url else loc.path
+
+
 def _ordered_source(spark, plan: Plan):
     """The sources as one DataFrame with (__file, __pos): each file's rows in file order.
 
-    Each file is read as a single partition, where monotonically_increasing_id() counts rows
-    0, 1, 2... in order; all of it stays in the JVM. For unbucketed tables the files of one
-    group (see convert.group_sources) share a partition and ``__idx`` numbers their rows, so
-    no two partitions write the same bucket file and nothing is shuffled."""
+    Each file is read as a single partition (see _JOB_CONF), where
+    monotonically_increasing_id() counts rows 0, 1, 2... in order; all of it stays in the JVM."""
     from pyspark.sql import functions as F
 
-    spark.conf.set("spark.sql.files.maxPartitionBytes", str(1 << 40))
     casts = [F.col(f"`{source}`").cast(spark_type(plan.schema.field(target).type)).alias(target)
              for target, source, _ in plan.mapping]
-
-    def one(i):
-        src = plan.sources[i]
-        df = spark.read.orc(src.loc.url if "://" in src.loc.url else src.loc.path)
-        return (df.coalesce(1).select(*casts)
-                .withColumn("__pos", F.monotonically_increasing_id())
-                .withColumn("__file", F.lit(i)))
-
-    if plan.options.buckets:
-        frames = [one(i) for i in range(len(plan.sources))]
-    else:
-        frames = []
-        for g in plan.groups:
-            parts = [one(i).withColumn("__idx", F.col("__pos") + F.lit(off))
-                     for i, off in zip(g.sources, g.offsets)]
-            group = parts[0]
-            for part in parts[1:]:
-                group = group.unionByName(part)
-            frames.append(group.coalesce(1).withColumn("__group", F.lit(g.first_bucket)))
-    out = frames[0]
-    for frame in frames[1:]:
-        out = out.unionByName(frame)
+    out = None
+    for i, src in enumerate(plan.sources):
+        df = spark.read.orc(_ref(src.loc))
+        if df.rdd.getNumPartitions() > 1:  # _JOB_CONF reads a file whole; this is a guard
+            df = df.coalesce(1)
+        df = (df.select(*casts).withColumn("__pos", F.monotonically_increasing_id())
+              .withColumn("__file", F.lit(i)))
+        out = df if out is None else out.unionByName(df)
     return out
 
 
-def events_dataframe(plan: Plan, df):
-    """Add the ACID event columns and the bucket (``__b``) to an ordered source DataFrame."""
-    from pyspark.sql import Window
+def _placed(plan: Plan, df):
+    """The row columns, the bucket (``__b``) and, unbucketed, the row id each row must get
+    (``__row``), in the order the worker must see them."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import IntegerType
 
     o = plan.options
-    names = [f.name for f in plan.schema]
+    names = [F.col(f"`{f.name}`") for f in plan.schema]
     if o.buckets:
-        kinds = plan.bucket_kinds
-        buckets, version = o.buckets, o.bucketing_version
+        kinds, buckets, version = plan.bucket_kinds, o.buckets, o.bucketing_version
 
         @F.udf(IntegerType())
         def hive_bucket(*values):
             return bucket_number(values, kinds, buckets, version)
 
         df = df.withColumn("__b", hive_bucket(*[F.col(f"`{c}`") for c in o.bucket_by]))
-        w = Window.partitionBy("__b").orderBy("__file", "__pos")
-        df = df.withColumn("rowId", F.row_number().over(w) - 1)
-    else:
-        r = o.max_file_rows
-        df = df.withColumn("__b", (F.col("__group") + F.floor(F.col("__idx") / r)).cast("int")) \
-               .withColumn("rowId", (F.col("__idx") % r).cast("long"))
-    if o.hive_version == "2":
-        prop = F.col("__b")
-    else:
-        prop = F.lit(encode_v1(0, o.statement_id)) + F.shiftleft(F.col("__b"), 16)
-    w_id = F.lit(plan.write_id).cast("long")
-    return df.select(
-        F.lit(0).cast("int").alias("operation"), w_id.alias("originalTransaction"),
-        prop.cast("int").alias("bucket"), F.col("rowId").cast("long").alias("rowId"),
-        w_id.alias("currentTransaction"),
-        F.struct(*[F.col(f"`{n}`") for n in names]).alias("row"), F.col("__b"))
+        # A bucket's rows come from every source: gather each bucket in one task, in order.
+        df = df.repartition(buckets, "__b").sortWithinPartitions("__b", "__file", "__pos")
+        return df.select(*names, "__b", F.lit(None).cast("long").alias("__row"))
+    r = o.max_file_rows
+    return df.select(*names,
+                     (F.col("__group") + F.floor(F.col("__idx") / r)).cast("int").alias("__b"),
+                     (F.col("__idx") % r).cast("long").alias("__row"))
 
 
-def write_files_spark(plan: Plan, master: str | None = None) -> dict[str, bytes]:
-    spark = session(master)
-    events = events_dataframe(plan, _ordered_source(spark, plan))
-    scratch = plan.target.child(f"{STAGING_PREFIX}spark_{uuid.uuid4().hex[:12]}")
-    url = scratch.url if "://" in scratch.url else scratch.path
-    try:
-        # Rows reach the writer in row-id order within each bucket; with concurrent output
-        # writers Spark writes them as they come instead of sorting every task by bucket.
-        spark.conf.set("spark.sql.maxConcurrentOutputFileWriters", "256")
-        if plan.options.buckets:
-            # A bucket's rows come from every source: gather each bucket in one sorted task.
-            events = events.repartition(plan.options.buckets, "__b").sortWithinPartitions(
-                "rowId")
-        (events
-         .write.partitionBy("__b").option("compression", plan.options.compression
-                                          if plan.options.compression != "uncompressed"
-                                          else "none")
-         .orc(url))
-        return _collect(plan, scratch)
-    finally:
-        try:
-            scratch.fs.delete_dir(scratch.path)
-        except (OSError, FileNotFoundError):
-            pass
+def _writer_task(options: ConvertOptions, write_id: int, into: str, columns: list[str]):
+    """The function each Spark task runs over its Arrow batches: write every bucket file it
+    holds into ``into`` and yield one row (name, rows, bytes) per file."""
+
+    def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        loc = resolve(into)
+        writers: dict[int, BucketWriter] = {}
+        for batch in batches:
+            buckets = pc.run_end_encode(batch.column("__b"))
+            start = 0
+            for bucket, end in zip(buckets.values.to_pylist(), buckets.run_ends.to_pylist()):
+                piece = batch.slice(start, end - start)
+                start = end
+                writer = writers.get(bucket) or writers.setdefault(
+                    bucket, BucketWriter(options, write_id, bucket))
+                _check_row_ids(piece.column("__row"), writer.rows, bucket)
+                writer.write(piece.select(columns))
+        for writer in writers.values():
+            yield pa.RecordBatch.from_pylist(
+                [dict(zip(_RESULT.names, _finish(loc, writer)))], schema=_RESULT)
+
+    return task
 
 
-def _collect(plan: Plan, scratch) -> dict[str, bytes]:
-    o = plan.options
-    files: dict[str, bytes] = {}
-    for info in list_tree(scratch):
-        name = info.path.rsplit("/", 1)[-1]
-        if info.is_dir or not info.path.startswith("__b=") or name.startswith((".", "_")):
-            continue
-        bucket = int(info.path.split("/")[0][len("__b="):])
-        data = read_bytes(scratch, info.path)
-        footer = _footer(data)
-        prop = bucket if o.hive_version == "2" else encode_v1(bucket, o.statement_id)
-        meta = acid_metadata(plan.write_id, prop, [s.rows for s in footer.stripes],
-                             footer.rows, o.hive_version)
-        key = bucket_file_name(bucket)
-        if key in files:
-            raise RuntimeError(f"Spark wrote more than one file for {key}")
-        files[key] = with_user_metadata(data, meta)
-    return files
+def _check_row_ids(rows: pa.Array, first: int, bucket: int) -> None:
+    """Unbucketed, Spark says which row id each row gets; rows must arrive in that order, or
+    the file would not be in row id order. Never write such a file."""
+    if rows.null_count == len(rows):
+        return  # bucketed: the rows arrive sorted and take the next row ids
+    n = len(rows)
+    ok = (rows[0].as_py() == first and rows[n - 1].as_py() == first + n - 1
+          and (n < 3 or pc.all(pc.equal(pc.subtract(rows.slice(1), rows.slice(0, n - 1)),
+                                        1)).as_py()))
+    if not ok:
+        raise RuntimeError(f"rows of bucket {bucket} reached the writer out of order")
+
+
+def _finish(loc: Location, writer: BucketWriter) -> tuple[str, int, int]:
+    """Finish a bucket file and write it into ``loc``: (name, rows, bytes)."""
+    name = bucket_file_name(writer.bucket_id)
+    data = writer.finish()
+    with loc.fs.open_output_stream(loc.join(name)) as out:
+        out.write(data)
+    return name, writer.rows, len(data)
+
+
+_RESULT = pa.schema([("name", pa.string()), ("rows", pa.int64()), ("bytes", pa.int64())])
+
+
+def _group_task(plan: Plan, into: str):
+    """The function each task runs for its groups of sources (unbucketed tables)."""
+    options, write_id, mapping, schema = plan.options, plan.write_id, plan.mapping, plan.schema
+
+    def task(groups: Iterator[tuple[list[str], int]]) -> Iterator[tuple[str, int, int]]:
+        loc = resolve(into)
+        for sources, first_bucket in groups:
+            group = GroupWriter(options, write_id, first_bucket)
+            for source in sources:
+                for table in _batches(resolve(source), mapping, schema):
+                    group.write(table)
+            for writer in group.writers.values():
+                yield _finish(loc, writer)
+
+    return task
+
+
+def _collect(results, plan: Plan, staged: Location) -> dict[str, tuple[int, int]]:
+    """name -> (rows, bytes) of the files the tasks wrote."""
+    written: dict[str, tuple[int, int]] = {}
+    for name, rows, size in results:
+        if name in written:
+            raise RuntimeError(f"Spark wrote {name} twice")
+        written[name] = (rows, size)
+    if not written:  # no rows: Hive's writers still leave an (empty) bucket file
+        name, rows, size = _finish(staged, BucketWriter(plan.options, plan.write_id, 0))
+        written[name] = (rows, size)
+    return written
+
+
+def _write_groups(spark, plan: Plan, staged: Location) -> dict[str, tuple[int, int]]:
+    groups = [([_ref(plan.sources[i].loc) for i in g.sources], g.first_bucket)
+              for g in plan.groups]
+    tasks = spark.sparkContext.parallelize(groups, max(1, len(groups)))
+    return _collect(tasks.mapPartitions(_group_task(plan, _ref(staged))).collect(), plan, staged)
+
+
+def _write_rows(plan: Plan, placed, staged: Location) -> dict[str, tuple[int, int]]:
+    """Write the rows of a DataFrame from _placed; name -> (rows, bytes)."""
+    columns = [f.name for f in plan.schema]
+    task = _writer_task(plan.options, plan.write_id, _ref(staged), columns)
+    rows = placed.mapInArrow(task, "name string, rows long, bytes long").collect()
+    return _collect([(r["name"], r["rows"], r["bytes"]) for r in rows], plan, staged)
+
+
+def spark_writer(plan: Plan, master: str | None = None):
+    """The --spark conversion, as the writer ``convert.commit`` runs into its staging directory:
+    ``commit(plan, spark_writer(plan), started)``."""
+
+    def write(staged: Location) -> dict[str, tuple[int, int]]:
+        spark = session(master)
+        if not plan.options.buckets:
+            return _write_groups(spark, plan, staged)
+        with _conf(spark, _JOB_CONF):
+            return _write_rows(plan, _placed(plan, _ordered_source(spark, plan)), staged)
+
+    return write
 
 
 def write_delta(df, table: str, write_id: int, *, schema: str | None = None,
@@ -208,11 +287,11 @@ def write_delta(df, table: str, write_id: int, *, schema: str | None = None,
     DataFrame's columns must already be the table's. Returns the commit summary."""
     import time
 
+    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    from .convert import ConvertOptions, Plan, _existing, commit
+    from .convert import Source, _existing, _kind_of, commit
     from .core.names import Delta
-    from .fs import resolve
 
     opts = ConvertOptions(table=table, write_id=str(write_id), statement_id=statement_id,
                           buckets=buckets, bucket_by=tuple(bucket_by),
@@ -226,36 +305,22 @@ def write_delta(df, table: str, write_id: int, *, schema: str | None = None,
     plan = Plan(opts, [], target, write_id, str(Delta(write_id, write_id, statement_id)),
                 arrow_schema, [(n, n, "") for n in arrow_schema.names])
     if buckets:
-        from .convert import _kind_of
         plan.bucket_kinds = [_kind_of(arrow_schema.field(c).type) for c in bucket_by]
     order = [F.col(c) for c in order_by] or [F.monotonically_increasing_id()]
-    from pyspark.sql import Window
-
     # A global row_number puts every row in one task, which then writes every bucket file.
     ordered = (df.withColumn("__file", F.lit(0)).withColumn("__group", F.lit(0))
                .withColumn("__pos", F.row_number().over(Window.orderBy(*order)) - 1)
                .withColumn("__idx", F.col("__pos")))
     total = ordered.count()
-    from .convert import Source
     plan.sources = [Source(target, total, arrow_schema)]
     plan.total_rows = total
     started = time.perf_counter()
-    spark = df.sparkSession
-    events = events_dataframe(plan, ordered)
-    scratch = target.child(f"{STAGING_PREFIX}spark_{uuid.uuid4().hex[:12]}")
-    try:
-        if buckets:
-            events = events.repartition(buckets, "__b")
-        (events.sortWithinPartitions("__b", "rowId").write.partitionBy("__b")
-         .option("compression", compression).orc(scratch.path))
-        files = _collect(plan, scratch)
-    finally:
-        try:
-            scratch.fs.delete_dir(scratch.path)
-        except (OSError, FileNotFoundError):
-            pass
-    del spark
-    return commit(plan, files, started)
+
+    def write(staged: Location) -> dict[str, tuple[int, int]]:
+        with _conf(df.sparkSession, _JOB_CONF):
+            return _write_rows(plan, _placed(plan, ordered), staged)
+
+    return commit(plan, write, started)
 
 
 def _arrow_of(t) -> pa.DataType:

@@ -25,7 +25,7 @@ def acid_meta(table):
             for m in run("meta", table, "--format", "json").json()]
 
 
-@pytest.mark.parametrize("args", [["--max-file-rows", "20"],
+@pytest.mark.parametrize("args", [["--max-file-rows", "20"], ["--max-file-rows", "50"],
                                   ["--buckets", "4", "--bucket-by", "id,name"],
                                   ["--buckets", "3", "--bucket-by", "name",
                                    "--bucketing-version", "1", "--hive-version", "2"]])

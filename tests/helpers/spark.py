@@ -12,6 +12,7 @@ import glob
 import os
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -54,6 +55,7 @@ def spark_session():
                .config("spark.executor.extraJavaOptions", options))
     if hive_common:
         builder = builder.config("spark.driver.extraClassPath", hive_common[0])
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers import acidtool
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     jvm = spark._jvm
