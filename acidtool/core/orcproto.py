@@ -220,6 +220,10 @@ class _Schema:
         root = self.types[0] if self.types else OrcType("struct")
         self.top = list(zip(root.field_names, root.subtypes))
         self.by_lower_name = {n.lower(): cid for n, cid in self.top}
+        self.lower_names = tuple(n.lower() for n, _ in self.top)
+        # What callers work out from the schema alone (validation's rules), kept here so
+        # that it is worked out once per schema rather than once per file.
+        self.derived: dict = {}
 
     def string(self, column: int) -> str:
         found = self.strings.get(column)

@@ -109,8 +109,9 @@ def _live_acid_entries(p: PartitionFacts):
     return _index(p).live
 
 
-def _data_files(entry) -> list[str]:
-    return _scan_data_files(entry)
+def _data_files(p: PartitionFacts, entry) -> list[str]:
+    """Files directly inside an ACID directory that a reader would take for data (indexed)."""
+    return _index(p).data[entry.name]
 
 
 def _scan_data_files(entry) -> list[str]:
@@ -141,17 +142,22 @@ def _is_legacy(p: PartitionFacts, ctx: Context) -> bool:
 
 
 def _top_fields(footer) -> list[tuple[str, str]]:
-    return [(name, footer.type_string(cid)) for name, cid in footer.top_level()]
+    """(name, type string) of the top-level columns, worked out once per schema."""
+    derived = footer.schema.derived
+    found = derived.get("top_fields")
+    if found is None:
+        found = derived["top_fields"] = [(name, footer.type_string(cid))
+                                         for name, cid in footer.top_level()]
+    return found
 
 
-_ACID_LOWER = [n.lower() for n in ACID_NAMES]
+_ACID_LOWER = tuple(n.lower() for n in ACID_NAMES)
 
 
 def _is_acid_file(facts: FileFacts | None) -> bool:
     if facts is None or facts.footer is None:
         return False
-    top = facts.footer.top_level()
-    return len(top) == 6 and [n.lower() for n, _ in top] == _ACID_LOWER
+    return facts.footer.schema.lower_names == _ACID_LOWER
 
 
 def _column_ints(facts: FileFacts, name: str):
@@ -293,7 +299,7 @@ def _stray_dirs(p: PartitionFacts, ctx: Context):
 def _bad_file_names(p: PartitionFacts, ctx: Context):
     r = REGISTRY["ACID004"]
     for e in _acid_entries(p):
-        for name in _data_files(e):
+        for name in _data_files(p, e):
             fn = _file_name(name)
             if fn.kind == "bucket":
                 if fn.attempt_id is not None and ctx.hive_version != "4":
@@ -364,7 +370,7 @@ def _unreadable(p: PartitionFacts, ctx: Context):
 def _not_acid(p: PartitionFacts, ctx: Context):
     r = REGISTRY["ACID007"]
     for e in _live_acid_entries(p):
-        for name in _data_files(e):
+        for name in _data_files(p, e):
             facts = p.files.get(f"{e.name}/{name}")
             if facts is None or facts.error is not None or _is_acid_file(facts):
                 continue
@@ -711,13 +717,22 @@ def _overlaps(p: PartitionFacts, ctx: Context):
 
 
 def _row_types(facts: FileFacts, acid: bool) -> list[str] | None:
+    """The row columns' types (the ``row`` struct's, or an original file's), once per schema."""
     footer = facts.footer
+    derived = footer.schema.derived
+    key = ("row_types", acid)
+    if key in derived:
+        return derived[key]
+    found = None
     if acid:
         for name, cid in footer.top_level():
             if name.lower() == "row":
-                return [footer.type_string(s) for s in footer.types[cid].subtypes]
-        return None
-    return [t for _, t in _top_fields(footer)]
+                found = [footer.type_string(s) for s in footer.types[cid].subtypes]
+                break
+    else:
+        found = [t for _, t in _top_fields(footer)]
+    derived[key] = found
+    return found
 
 
 @rule("ACID019", "row-schema-differs", "error", "metadata",
@@ -738,7 +753,7 @@ def _row_schema(table: TableFacts, ctx: Context):
         for entry in _live_acid_entries(p):
             if entry.kind == "delete_delta":
                 continue
-            for name in _data_files(entry):
+            for name in _data_files(p, entry):
                 facts = p.files.get(f"{entry.name}/{name}")
                 if facts is None or facts.error is not None:
                     continue
