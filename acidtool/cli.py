@@ -10,7 +10,7 @@ import enum
 import json
 import os
 import sys
-from typing import List, Optional
+from typing import Iterable, List, Optional
 
 import typer
 
@@ -58,8 +58,8 @@ def _emit(text: str) -> None:
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
-def _emit_pieces(pieces: list[str]) -> None:
-    """Write a long output piece by piece, never joined into one string."""
+def _emit_pieces(pieces: Iterable[str]) -> None:
+    """Write a long output piece by piece as it is made, never joined into one string."""
     write = sys.stdout.write
     for piece in pieces:
         write(piece)

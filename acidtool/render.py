@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from json.encoder import encode_basestring as _quote  # the encoder's own, ensure_ascii=False
-from typing import NamedTuple
+from typing import Iterable, Iterator, NamedTuple
 
 from tabulate import tabulate
 
@@ -87,13 +87,16 @@ _NO_IDS = ('"write_id": null, "min_write_id": null, "max_write_id": null, '
 def _entries_text(entries, with_files: bool) -> RawJSON:
     if with_files:
         return RawJSON([_LEAF.encode([entry_json(e, True) for e in entries])])
-    texts = [entry_text(e) for e in entries]
-    # Pieces of some tens of kilobytes: small enough to reuse memory, big enough to write fast.
-    pieces = ["["]
-    for i in range(0, len(texts), 256):
-        pieces.append((", " if i else "") + ", ".join(texts[i:i + 256]))
-    pieces.append("]")
-    return RawJSON(pieces)
+    return RawJSON(_entry_pieces(entries))
+
+
+def _entry_pieces(entries) -> Iterator[str]:
+    """The entries list in pieces of some tens of kilobytes, made as they are written: each
+    piece's memory is reused for the next instead of holding megabytes of text at once."""
+    yield "["
+    for i in range(0, len(entries), 256):
+        yield (", " if i else "") + ", ".join([entry_text(e) for e in entries[i:i + 256]])
+    yield "]"
 
 
 def summary(state: AcidState) -> dict:
@@ -134,7 +137,7 @@ def ls_json(table: TableState, with_files: bool = False, _entries=None) -> dict:
     }
 
 
-def ls_json_pieces(table: TableState, with_files: bool = False) -> list[str]:
+def ls_json_pieces(table: TableState, with_files: bool = False) -> Iterator[str]:
     """``dumps(ls_json(table, with_files))`` in pieces, with the entries written directly."""
     return dump_pieces(ls_json(table, with_files, _entries_text))
 
@@ -199,9 +202,10 @@ _LEAF = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": "))
 
 
 class RawJSON(NamedTuple):
-    """JSON text already written, in pieces that dump_pieces() passes on as they are."""
+    """JSON text already written, in pieces (any iterable, read once) that dump_pieces()
+    passes on as they are."""
 
-    pieces: list[str]
+    pieces: Iterable[str]
 
 
 def dumps(doc, max_depth: int = 3, indent: int = 2) -> str:
@@ -211,33 +215,31 @@ def dumps(doc, max_depth: int = 3, indent: int = 2) -> str:
     return "".join(dump_pieces(doc, max_depth, indent))
 
 
-def dump_pieces(doc, max_depth: int = 3, indent: int = 2) -> list[str]:
-    """dumps() as a list of pieces to write one after the other. A big document is never
-    copied into one string: each copy of megabytes costs fresh pages from the kernel."""
+def dump_pieces(doc, max_depth: int = 3, indent: int = 2) -> Iterator[str]:
+    """dumps() as pieces to write one after the other, made as they are asked for. A big
+    document is never held as one string: each megabyte copied costs fresh pages from the
+    kernel."""
     leaf = _LEAF.encode  # one encoder: json.dumps with options builds a new one per call
-    out: list[str] = []
-    put = out.append
 
-    def enc(obj, depth: int) -> None:
+    def enc(obj, depth: int) -> Iterator[str]:
         if isinstance(obj, RawJSON):
-            out.extend(obj.pieces)
+            yield from obj.pieces
         elif depth >= max_depth or not isinstance(obj, (dict, list)) or not obj:
-            put(leaf(obj))
+            yield leaf(obj)
         else:
             pad, end = " " * (indent * (depth + 1)), " " * (indent * depth)
             is_dict = isinstance(obj, dict)
             sep = "{\n" if is_dict else "[\n"
             for item in (obj.items() if is_dict else obj):
                 if is_dict:
-                    put(f"{sep}{pad}{leaf(item[0])}: ")
+                    yield f"{sep}{pad}{leaf(item[0])}: "
                     item = item[1]
                 else:
-                    put(sep + pad)
-                enc(item, depth + 1)
+                    yield sep + pad
+                yield from enc(item, depth + 1)
                 sep = ",\n"
-            put(f"\n{end}}}" if is_dict else f"\n{end}]")
-    enc(doc, 0)
-    return out
+            yield f"\n{end}}}" if is_dict else f"\n{end}]"
+    return enc(doc, 0)
 
 
 def _stat_summary(stats: dict) -> str:
