@@ -625,13 +625,13 @@ def convert_command(
         bucket_by=tuple(c.strip() for c in (bucket_by or "").split(",") if c.strip()),
         bucketing_version=bucketing_version, max_file_rows=max_file_rows, schema=schema,
         by_position=by_position, move_sources=move_sources_to)
-    if spark:
-        from .spark_job import spark_problem
-        problem = spark_problem()
-        if problem:
-            raise UsageError(problem)
     started = _time.perf_counter()
     p = plan(sources, opts)
+    if spark:
+        from .spark_job import location_problem, spark_problem
+        problem = location_problem(p) or spark_problem()
+        if problem:
+            raise UsageError(problem)
     if dry_run:
         doc = {"dry_run": True, **p.describe()}
         _emit(_json(doc) if fmt is SummaryFormat.json else _plan_text(doc))

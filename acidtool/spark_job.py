@@ -57,6 +57,16 @@ def spark_problem() -> str | None:
     return None
 
 
+def location_problem(plan: Plan) -> str | None:
+    """Spark's workers read the sources and write the files themselves: a filesystem that
+    lives inside this process (memory://) is out of their reach."""
+    for loc in [plan.target] + [s.loc for s in plan.sources]:
+        if loc.url.lower().startswith("memory://"):
+            return (f"--spark cannot use {loc.url}: Spark's workers read and write the files "
+                    "themselves, and memory:// exists only in this process (drop --spark)")
+    return None
+
+
 def spark_type(t: pa.DataType) -> str:
     if t in _SPARK_TYPES:
         return _SPARK_TYPES[t]

@@ -237,3 +237,16 @@ def test_group_sources(rows, limit, expected):
 
     assert [(g.sources, g.offsets, g.rows, g.first_bucket)
             for g in group_sources(rows, limit)] == expected
+
+
+def test_spark_refuses_an_in_process_filesystem(tmp_path):
+    import fsspec
+
+    mem = fsspec.filesystem("memory")
+    mem.mkdir("/spark-refuses/t")
+    src = raw(tmp_path / "land" / "a.orc", {"id": [1, 2]})
+    result = run("convert", src, "--table", "memory://spark-refuses/t", "--write-id", "1",
+                 "--spark")
+    assert result.code == 2
+    assert "memory://spark-refuses/t" in result.err and "drop --spark" in result.err
+    assert mem.ls("/spark-refuses/t") == []
