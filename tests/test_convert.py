@@ -250,3 +250,15 @@ def test_spark_refuses_an_in_process_filesystem(tmp_path):
     assert result.code == 2
     assert "memory://spark-refuses/t" in result.err and "drop --spark" in result.err
     assert mem.ls("/spark-refuses/t") == []
+
+
+def test_spark_without_java_is_one_line_and_writes_nothing(tmp_path, monkeypatch):
+    pytest.importorskip("pyspark")
+    monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    src = raw(tmp_path / "land" / "a.orc", {"id": [1, 2]})
+    (tmp_path / "t").mkdir()
+    result = run("convert", src, "--table", tmp_path / "t", "--write-id", "1", "--spark")
+    assert result.code == 2
+    assert result.err.count("\n") == 1 and "Java 17" in result.err
+    assert list((tmp_path / "t").iterdir()) == []
