@@ -6,7 +6,8 @@ measured here in this run (target: at most 2x), and (2) how selection time grows
 
 ls is timed in-process through the CLI entry point (listing, selection, JSON rendering and
 printing to /dev/null); interpreter start-up is reported separately, since it does not grow with
-the table.
+the table. The listing and ls run in turns (best of 7 each), after the new tree is synced to
+disk, so that neither side gets a quieter spell of the machine.
 """
 
 from __future__ import annotations
