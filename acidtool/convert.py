@@ -440,6 +440,18 @@ class BucketWriter:
         return with_user_metadata(data, meta)
 
 
+class BucketWriters(dict):
+    """bucket id -> its BucketWriter, made the first time a bucket is asked for."""
+
+    def __init__(self, options: ConvertOptions, write_id: int):
+        super().__init__()
+        self.options, self.write_id = options, write_id
+
+    def __missing__(self, bucket: int) -> BucketWriter:
+        writer = self[bucket] = BucketWriter(self.options, self.write_id, bucket)
+        return writer
+
+
 def _footer(data: bytes):
     from .core.orcproto import parse_file_tail
 
@@ -471,8 +483,8 @@ class GroupWriter:
     bucket ``first_bucket + i // max_file_rows``. Fed in source order, then in file order."""
 
     def __init__(self, options: ConvertOptions, write_id: int, first_bucket: int):
-        self.options, self.write_id, self.first_bucket = options, write_id, first_bucket
-        self.writers: dict[int, BucketWriter] = {}
+        self.options, self.first_bucket = options, first_bucket
+        self.writers = BucketWriters(options, write_id)
         self.rows = 0  # rows of the group so far
 
     def write(self, table: pa.Table) -> None:
@@ -482,9 +494,7 @@ class GroupWriter:
             at = self.rows + start
             bucket = self.first_bucket + at // r
             piece = table.slice(start, r - at % r)
-            writer = self.writers.get(bucket) or self.writers.setdefault(
-                bucket, BucketWriter(self.options, self.write_id, bucket))
-            writer.write(piece)
+            self.writers[bucket].write(piece)
             start += piece.num_rows
         self.rows += table.num_rows
 
@@ -518,14 +528,13 @@ class Summary:
 def write_files(p: Plan, progress: Callable[[int], None] | None = None) -> dict[str, bytes]:
     """Every bucket file's finished bytes, in memory."""
     o = p.options
-    writers: dict[int, BucketWriter] = {}
+    writers = BucketWriters(o, p.write_id)
     done = 0
     if o.buckets:
         for _, table in _source_batches(p):
             ids = bucket_ids(table, p)
             for b in pc.unique(ids).to_pylist():
-                writer = writers.get(b) or writers.setdefault(b, BucketWriter(o, p.write_id, b))
-                writer.write(table.filter(pc.equal(ids, b)))
+                writers[b].write(table.filter(pc.equal(ids, b)))
             done += table.num_rows
             if progress:
                 progress(done)
@@ -539,7 +548,7 @@ def write_files(p: Plan, progress: Callable[[int], None] | None = None) -> dict[
                     if progress:
                         progress(done)
             writers.update(group.writers)
-    if not writers:
+    if not writers:  # no rows: Hive's writers still leave an (empty) bucket file
         writers[0] = BucketWriter(o, p.write_id, 0)
     return {bucket_file_name(b): w.finish() for b, w in sorted(writers.items())}
 

@@ -31,7 +31,7 @@ from typing import Iterator, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .convert import BucketWriter, ConvertOptions, GroupWriter, Plan, _batches
+from .convert import BucketWriter, BucketWriters, ConvertOptions, GroupWriter, Plan, _batches
 from .core.hashing import bucket_number
 from .core.names import bucket_file_name
 from .fs import Location, resolve
@@ -155,7 +155,7 @@ def _ordered_source(spark, plan: Plan):
 
 def _placed(plan: Plan, df):
     """The row columns, the bucket (``__b``) and, unbucketed, the row id each row must get
-    (``__row``), in the order the worker must see them."""
+    (``__row``, which the worker checks), in the order the worker must see them."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import IntegerType
 
@@ -171,7 +171,7 @@ def _placed(plan: Plan, df):
         df = df.withColumn("__b", hive_bucket(*[F.col(f"`{c}`") for c in o.bucket_by]))
         # A bucket's rows come from every source: gather each bucket in one task, in order.
         df = df.repartition(buckets, "__b").sortWithinPartitions("__b", "__file", "__pos")
-        return df.select(*names, "__b", F.lit(None).cast("long").alias("__row"))
+        return df.select(*names, "__b")
     r = o.max_file_rows
     return df.select(*names,
                      (F.col("__group") + F.floor(F.col("__idx") / r)).cast("int").alias("__b"),
@@ -184,16 +184,16 @@ def _writer_task(options: ConvertOptions, write_id: int, into: str, columns: lis
 
     def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         loc = resolve(into)
-        writers: dict[int, BucketWriter] = {}
+        writers = BucketWriters(options, write_id)
         for batch in batches:
             buckets = pc.run_end_encode(batch.column("__b"))
             start = 0
             for bucket, end in zip(buckets.values.to_pylist(), buckets.run_ends.to_pylist()):
                 piece = batch.slice(start, end - start)
                 start = end
-                writer = writers.get(bucket) or writers.setdefault(
-                    bucket, BucketWriter(options, write_id, bucket))
-                _check_row_ids(piece.column("__row"), writer.rows, bucket)
+                writer = writers[bucket]
+                if not options.buckets:  # bucketed rows arrive sorted, taking the next ids
+                    _check_row_ids(piece.column("__row"), writer.rows, bucket)
                 writer.write(piece.select(columns))
         for writer in writers.values():
             yield pa.RecordBatch.from_pylist(
@@ -205,8 +205,6 @@ def _writer_task(options: ConvertOptions, write_id: int, into: str, columns: lis
 def _check_row_ids(rows: pa.Array, first: int, bucket: int) -> None:
     """Unbucketed, Spark says which row id each row gets; rows must arrive in that order, or
     the file would not be in row id order. Never write such a file."""
-    if rows.null_count == len(rows):
-        return  # bucketed: the rows arrive sorted and take the next row ids
     n = len(rows)
     ok = (rows[0].as_py() == first and rows[n - 1].as_py() == first + n - 1
           and (n < 3 or pc.all(pc.equal(pc.subtract(rows.slice(1), rows.slice(0, n - 1)),
