@@ -31,10 +31,6 @@ class TableState:
     partitions: tuple[PartitionState, ...]
     stray: tuple[PathInfo, ...]  # entries between partition directories, read by nobody
 
-    @property
-    def failed(self) -> bool:
-        return any(p.state.error is not None for p in self.partitions)
-
 
 def inspect_table(path: str | Location, snapshot: Snapshot | None = None, *,
                   ignore_empty_files: bool = False) -> TableState:
