@@ -15,7 +15,10 @@ import pyarrow as pa
 import pyarrow.orc as paorc
 
 from .core.names import FLUSH_LENGTH_SUFFIX
-from .core.orcproto import Footer, ProtoError, parse_file_tail
+from .core.orcproto import (DECOMPRESSORS, TAIL_GUESS, Footer, ProtoError,
+                            UnsupportedCompression, footer_from_tail, parse_file_tail,
+                            parse_postscript)
+from .core.orcproto import _varint
 from .errors import OrcReadError
 from .fs import Location, file_size, kind_of, read_bytes
 
@@ -186,6 +189,41 @@ def open_orc(loc: Location, rel: str = "", *, honour_flush_length: bool = True) 
     if flush is None:
         source.location = (loc.fs, loc.join(rel))
     return source
+
+
+def _unsnappy(chunk: bytes, limit: int) -> bytes:
+    size, _ = _varint(chunk, 0)  # raw snappy starts with the uncompressed length
+    if size > limit:
+        raise ProtoError(f"SNAPPY chunk of {size} bytes exceeds the block size {limit}")
+    return pa.Codec("snappy").decompress(chunk, decompressed_size=size, asbytes=True)
+
+
+_DECOMPRESSORS = {**DECOMPRESSORS, "SNAPPY": _unsnappy}
+
+
+def read_footer_at(file: pa.NativeFile, size: int) -> Footer:
+    """The footer of an ORC file of ``size`` bytes (its first ``size`` bytes, for a streaming
+    file's committed length) from one ranged read of its last bytes, a second only when the
+    footer is larger than that read; no ORC reader is opened. Footers compressed with a codec
+    decoded here only through pyarrow (LZ4, ZSTD, LZO) go through pyarrow's reader.
+
+    Raises ProtoError (naming what is wrong) for bytes that are not an ORC tail."""
+    if size < 4:
+        raise ProtoError(f"{size} bytes is too short to be ORC")
+    n = min(size, TAIL_GUESS)
+    tail = file.read_at(n, size - n)
+    ps = parse_postscript(tail, size)
+    if ps.tail_length > len(tail):
+        tail = file.read_at(ps.tail_length, size - ps.tail_length)
+    try:
+        return footer_from_tail(tail, ps, _DECOMPRESSORS)
+    except UnsupportedCompression:
+        source = pa.BufferReader(file.read_at(size, 0)) if size != file.size() else file
+        return parse_file_tail(paorc.ORCFile(source).reader.serialized_file_tail())
+
+
+def starts_like_orc(file: pa.NativeFile) -> bool:
+    return file.read_at(3, 0) == ORC_MAGIC
 
 
 def paorc_fragment(src: OrcSource):

@@ -17,19 +17,17 @@ from typing import Callable, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.orc as paorc
 
 from ._gc import paused_gc
 from .core.facts import Context, FileFacts, PartitionFacts, RowFacts, TableFacts, Thresholds
 from .core.listing import Listing, markers_needed
 from .core.names import ACID_VERSION_FILE, FLUSH_LENGTH_SUFFIX, FileName, is_hidden
-from .core.orcproto import ProtoError, parse_file_tail
 from .core.partitions import PartitionListing, discover_tables, split_partitions
 from .core.rules import REGISTRY, SEVERITIES, Finding, run_rules
 from .core.select import select
 from .errors import UsageError
 from .fs import Location, list_tree, read_bytes, require_dir, resolve
-from .orc import ACID_COLUMNS
+from .orc import ACID_COLUMNS, read_footer_at, starts_like_orc
 from .snapshot_options import Snapshot, make_snapshot
 
 
@@ -97,20 +95,19 @@ def read_footer(loc: Location, rel: str, size: int, flush_side: str | None) -> F
                 return FileFacts(rel, size, error=f"{flush_side} is not readable "
                                  f"({len(data)} bytes)")
             committed = struct.unpack_from(">q", data, len(data) - 8)[0]
-            source = pa.BufferReader(read_bytes(loc, rel, committed))
-        else:
-            source = loc.fs.open_input_file(loc.join(rel))
-        with source:
+            if committed > size:
+                return FileFacts(rel, size, error=f"flush length {committed} is beyond the "
+                                 f"file's {size} bytes", flush_committed=committed)
+        with loc.fs.open_input_file(loc.join(rel)) as source:
             try:
-                tail = paorc.ORCFile(source).reader.serialized_file_tail()
+                footer = read_footer_at(source, size if committed is None else committed)
             except (pa.ArrowException, OSError, ValueError):
-                source.seek(0)
-                if source.read(3) != b"ORC":
+                if not starts_like_orc(source):
                     return FileFacts(rel, size, error="not an ORC file (it does not start with "
                                      "'ORC')", flush_committed=committed)
                 raise
-        return FileFacts(rel, size, parse_file_tail(tail), flush_committed=committed)
-    except (pa.ArrowException, OSError, ValueError, ProtoError) as exc:
+        return FileFacts(rel, size, footer, flush_committed=committed)
+    except (pa.ArrowException, OSError, ValueError) as exc:
         first = (str(exc).splitlines() or [type(exc).__name__])[0]
         return FileFacts(rel, size, error=f"not readable as ORC (truncated or corrupt): {first}",
                          flush_committed=committed)

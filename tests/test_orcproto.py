@@ -1,10 +1,14 @@
 """The ORC tail decoder against pyorc's reading of the same footers."""
 
+import random
+
+import pyarrow as pa
 import pyarrow.orc as paorc
 import pyorc
 import pytest
 
-from acidtool.core.orcproto import ProtoError, parse_file_tail, parse_footer
+from acidtool.core.orcproto import TAIL_GUESS, ProtoError, parse_file_tail, parse_footer
+from acidtool.orc import read_footer_at
 
 from .helpers.orcfiles import ALL_TYPES, all_types_rows, write_orc
 from .helpers.runner import run
@@ -67,3 +71,88 @@ def test_meta_survives_statistics_other_readers_crash_on():
     (doc,) = result.json()
     assert doc["writer"] == "PRESTO" and [c["name"] for c in doc["columns"]] == [
         "(root)", "id", "name", "score"]
+
+
+# ------------------------------------------------------------------------------------------------
+# The footer read straight from the file's last bytes (what validate does) against pyarrow's tail
+
+
+def _summary(footer):
+    return (footer.rows, footer.stripes, footer.types, footer.metadata,
+            list(footer.statistics), footer.calendar, footer.software_version,
+            footer.row_index_stride)
+
+
+def _direct(path, size=None):
+    size = path.stat().st_size if size is None else size
+    with pa.OSFile(str(path)) as f:
+        return read_footer_at(f, size)
+
+
+def _through_pyarrow(path):
+    return parse_file_tail(paorc.ORCFile(str(path)).reader.serialized_file_tail())
+
+
+@pytest.mark.parametrize("path", _orc_files() or [pytest.param(None, marks=pytest.mark.skip(
+    reason="../shared/realdata is not present"))], ids=lambda p: p.name if p else "none")
+def test_realdata_direct_tail_equals_pyarrows(path):
+    assert _summary(_direct(path)) == _summary(_through_pyarrow(path))
+
+
+@pytest.mark.parametrize("compression", ["NONE", "ZLIB", "SNAPPY", "LZ4", "ZSTD"])
+@pytest.mark.parametrize("columns, stripe_size", [
+    (3, 64 << 20),            # a footer of a few hundred bytes, one read
+    (2500, 64 << 20),         # a wide table: the footer outgrows the first read
+    (2, 4096),                # many stripes
+])
+def test_direct_tail_for_every_codec(tmp_path, compression, columns, stripe_size):
+    path = tmp_path / "f.orc"
+    schema = "struct<" + ",".join(f"c{i}:bigint" for i in range(columns)) + ">"
+    with open(path, "wb") as f:
+        writer = pyorc.Writer(f, schema, stripe_size=stripe_size,
+                              compression=getattr(pyorc.CompressionKind, compression))
+        rng = random.Random(columns)
+        for _ in range(20_000 if columns < 10 else 20):
+            writer.write(tuple(rng.getrandbits(60) for _ in range(columns)))
+        writer.close()
+    direct = _direct(path)
+    assert _summary(direct) == _summary(_through_pyarrow(path))
+    assert len(direct.stripes) > 1 or stripe_size > 4096
+    assert path.stat().st_size > TAIL_GUESS or columns < 1000
+
+
+def test_direct_tail_of_a_prefix(tmp_path):
+    """A streaming file is read up to its committed length: the footer is found there."""
+    path = write_orc(tmp_path / "a.orc", ALL_TYPES, all_types_rows())
+    data = path.read_bytes()
+    padded = tmp_path / "padded.orc"
+    padded.write_bytes(data + b"\0" * 100)  # bytes written after the last flush
+    assert _summary(_direct(padded, len(data))) == _summary(_through_pyarrow(path))
+
+
+@pytest.mark.parametrize("mangle, message", [
+    (lambda d: d[:-1], "postscript"),
+    (lambda d: d[:len(d) // 2], "postscript"),
+    (lambda d: d[:-1] + bytes([200]), "postscript"),
+    (lambda d: d[:20] + bytes([30]), "postscript length"),
+    (lambda d: b"ORC", "too short"),
+    (lambda d: d[:-40] + b"\xff" * 39 + d[-1:], None),
+])
+def test_direct_tail_of_damaged_files_is_an_error(tmp_path, mangle, message):
+    path = write_orc(tmp_path / "a.orc", ALL_TYPES, all_types_rows())
+    path.write_bytes(mangle(path.read_bytes()))
+    with pytest.raises(ProtoError, match=message):
+        _direct(path)
+
+
+def test_types_apart_from_each_other_are_still_one_schema():
+    """Protobuf allows repeated fields in any order; writers keep them together, but a footer
+    whose types are interleaved with other fields decodes to the same schema."""
+    def field(number, payload):
+        return bytes([number << 3 | 2, len(payload)]) + payload
+    struct = field(4, bytes([0x08, 12, 0x10, 1, 0x1a, 1]) + b"a")  # struct<a:int>
+    integer = field(4, bytes([0x08, 3]))
+    together = parse_footer(struct + integer + bytes([6 << 3, 5]))
+    apart = parse_footer(struct + bytes([6 << 3, 5]) + integer)
+    assert together.type_string() == apart.type_string() == "struct<a:int>"
+    assert together.rows == apart.rows == 5

@@ -95,6 +95,12 @@ CASES = [
          ["000000_0"]),
     Case("ACID006", "names level reads no footer", lambda: {**valid(),
          f"{D2}/bucket_00000": b""}, [], ["--level", "names"]),
+    Case("ACID006", "open streaming file is read to its flushed length", lambda: {**valid(),
+         f"{D2}/bucket_00000": acid(events(2)) + b"\x01unflushed",
+         f"{D2}/bucket_00000_flush_length": len(acid(events(2))).to_bytes(8, "big")}, []),
+    Case("ACID006", "flush length beyond the file", lambda: {**valid(),
+         f"{D2}/bucket_00000_flush_length": (10**6).to_bytes(8, "big")},
+         [f"{D2}/bucket_00000"]),
     # ACID007 not ACID schema
     Case("ACID007", "plain ORC as a bucket file", lambda: {**valid(),
          f"{D2}/bucket_00000": plain()}, [f"{D2}/bucket_00000"]),

@@ -1,15 +1,19 @@
 """The ORC file tail (protobuf), decoded with the standard library only.
 
-pyarrow hands over the serialized tail in the same call that opens a file; decoding the few
-fields validation needs here (stripes, types, user metadata, column statistics, calendar) costs
-less than opening the file a second time with another reader. Field numbers follow ORC's
-``orc_proto.proto``; unknown fields are skipped, as protobuf requires.
+Two ways in: the serialized ``FileTail`` that pyarrow hands over with a file it has opened
+(``parse_file_tail``), or the last bytes of the file as read from storage (``parse_postscript``
+then ``footer_from_tail``), which is one ranged read and no ORC reader at all: what validate
+does for every file. Only the fields acidtool uses are decoded (stripes, types, user metadata,
+column statistics, calendar). Field numbers follow ORC's ``orc_proto.proto``; unknown fields are
+skipped, as protobuf requires.
 """
 
 from __future__ import annotations
 
 import functools
+import zlib
 from dataclasses import dataclass, field  # noqa: F401
+from typing import Callable, Mapping, NamedTuple
 
 _KINDS = ("boolean", "tinyint", "smallint", "int", "bigint", "float", "double", "string",
           "binary", "timestamp", "array", "map", "struct", "uniontype", "decimal", "date",
@@ -18,6 +22,14 @@ _KINDS = ("boolean", "tinyint", "smallint", "int", "bigint", "float", "double", 
 
 class ProtoError(ValueError):
     """The bytes are not a well-formed ORC tail."""
+
+
+class UnsupportedCompression(Exception):
+    """The footer is compressed with a codec the caller gave no decompressor for."""
+
+    def __init__(self, kind: str):
+        super().__init__(f"no decompressor for {kind}")
+        self.kind = kind
 
 
 def _varint(buf: bytes, pos: int) -> tuple[int, int]:
@@ -109,7 +121,7 @@ class Footer:
     stripes, metadata and statistics only when asked (validation of 10,000 files needs a few
     top-level columns' statistics, not every column's)."""
 
-    def __init__(self, rows: int, raw_stripes: list, raw_types: list, metadata: dict,
+    def __init__(self, rows: int, raw_stripes: list, raw_types: bytes, metadata: dict,
                  raw_stats: list, calendar: str | None, software_version: str | None,
                  row_index_stride: int | None):
         self.rows = rows
@@ -124,7 +136,7 @@ class Footer:
     @property
     def stripes(self) -> tuple[StripeInfo, ...]:
         if self._stripes is None:
-            self._stripes = tuple(_stripe(bytes(b)) for b in self._raw_stripes)
+            self._stripes = tuple(_stripe(b) for b in self._raw_stripes)
         return self._stripes
 
     @property
@@ -138,7 +150,7 @@ class Footer:
     @property
     def schema(self) -> "_Schema":
         if self._types is None:
-            self._types = _schema(tuple(self._raw_types))
+            self._types = _schema(self._raw_types)
         return self._types
 
     @property
@@ -154,7 +166,7 @@ class Footer:
             return None
         found = self._stats.get(column)
         if found is None:
-            found = self._stats[column] = _column_stats(bytes(self._raw_stats[column]))
+            found = self._stats[column] = _column_stats(self._raw_stats[column])
         return found
 
     def column_names(self) -> list[tuple[int, str]]:
@@ -212,10 +224,10 @@ class _LazyStats:
 
 class _Schema:
     """Decoded types of one schema, with their type strings and top-level fields, shared by
-    every file that has the same type bytes."""
+    every file that has the same type bytes (the footer's run of ``types`` fields)."""
 
-    def __init__(self, raw: tuple[bytes, ...]):
-        self.types = tuple(_type(b) for b in raw)
+    def __init__(self, raw: bytes):
+        self.types = tuple(_type(v) for n, w, v in fields(raw) if n == 4 and w == 2)
         self.strings: dict[int, str] = {}
         root = self.types[0] if self.types else OrcType("struct")
         self.top = list(zip(root.field_names, root.subtypes))
@@ -245,7 +257,7 @@ class _Schema:
 
 
 @functools.lru_cache(maxsize=4096)
-def _schema(raw: tuple[bytes, ...]) -> _Schema:
+def _schema(raw: bytes) -> _Schema:
     return _Schema(raw)
 
 
@@ -377,11 +389,18 @@ def parse_footer(buf: bytes) -> Footer:
 
     The field loop of ``fields()`` is written out here with one-byte keys and lengths read
     inline, because a footer has a field per stripe, type and column statistic and this runs
-    once per file that validate reads."""
-    rows, stripes, types, metadata, stats = 0, [], [], {}, []
+    once per file that validate reads. The types are kept as the one run of bytes that holds
+    them (writers put repeated fields together), which is also the key of the decoded schema
+    that the files of a table share."""
+    if not isinstance(buf, bytes):
+        buf = bytes(buf)
+    rows, stripes, metadata, stats = 0, [], {}, []
     calendar = software = stride = None
+    types_from = types_to = None
+    types_apart = False
     pos, end = 0, len(buf)
     while pos < end:
+        at = pos
         b = buf[pos]
         if b < 0x80:
             key, pos = b, pos + 1
@@ -390,25 +409,27 @@ def parse_footer(buf: bytes) -> Footer:
         number, wire = key >> 3, key & 7
         if wire == 2:
             b = buf[pos] if pos < end else 0x80
-            if b < 0x80 and pos < end:
+            if b < 0x80:
                 length, pos = b, pos + 1
             else:
                 length, pos = _varint(buf, pos)
-            value = buf[pos:pos + length]
-            if len(value) != length:
-                raise ProtoError("truncated field")
-            pos += length
-            if number == 3:
-                stripes.append(value)
+            stop = pos + length
+            if number == 7:
+                stats.append(buf[pos:stop])
             elif number == 4:
-                types.append(bytes(value))
-            elif number == 7:
-                stats.append(value)
+                if types_from is None:
+                    types_from = at
+                elif types_to != at:
+                    types_apart = True
+                types_to = stop
+            elif number == 3:
+                stripes.append(buf[pos:stop])
             elif number == 5:
-                name, data = _metadata_item(bytes(value))
+                name, data = _metadata_item(buf[pos:stop])
                 metadata[name] = data
             elif number == 12:
-                software = value.decode("utf-8", "replace")
+                software = buf[pos:stop].decode("utf-8", "replace")
+            pos = stop
         elif wire == 0:
             value, pos = _varint(buf, pos)
             if number == 6:
@@ -425,7 +446,24 @@ def parse_footer(buf: bytes) -> Footer:
             raise ProtoError(f"unsupported wire type {wire}")
     if pos > end:
         raise ProtoError("truncated field")
+    if types_from is None:
+        types = b""
+    elif types_apart:  # types interleaved with other fields: gather them, in order
+        types = b"".join(_encode_field(4, v) for n, w, v in fields(buf) if n == 4 and w == 2)
+    else:
+        types = buf[types_from:types_to]
     return Footer(rows, stripes, types, metadata, stats, calendar, software, stride)
+
+
+def _encode_field(number: int, value: bytes) -> bytes:
+    def varint(n: int) -> bytes:
+        out = bytearray()
+        while n >= 0x80:
+            out.append(n & 0x7F | 0x80)
+            n >>= 7
+        out.append(n)
+        return bytes(out)
+    return varint(number << 3 | 2) + varint(len(value)) + value
 
 
 def parse_file_tail(buf: bytes) -> Footer:
@@ -434,3 +472,104 @@ def parse_file_tail(buf: bytes) -> Footer:
         if number == 2 and wire == 2:
             return parse_footer(value)
     raise ProtoError("no footer in the file tail")
+
+
+# ------------------------------------------------------------------------------------------------
+# The tail as it lies at the end of the file: ... footer, postscript, one byte postscript length.
+
+COMPRESSION_KINDS = ("NONE", "ZLIB", "SNAPPY", "LZO", "LZ4", "ZSTD")
+TAIL_GUESS = 16 * 1024  # one read of this many bytes holds the whole tail of most files
+
+
+class PostScript(NamedTuple):
+    footer_length: int
+    compression: str
+    block_size: int
+    length: int  # of the serialized postscript itself
+
+    @property
+    def tail_length(self) -> int:
+        """Bytes at the end of the file that hold the footer and the postscript."""
+        return self.footer_length + self.length + 1
+
+
+def parse_postscript(tail: bytes, file_size: int) -> PostScript:
+    """The postscript from the last bytes of a file (``tail``, of a file of ``file_size``)."""
+    if file_size < 4 or not tail:
+        raise ProtoError(f"file of {file_size} bytes is too short to be ORC")
+    length = tail[-1]
+    if length == 0 or length + 1 > len(tail):
+        raise ProtoError(f"invalid postscript length {length}")
+    values = {1: 0, 2: 0, 3: 256 * 1024}
+    magic = b""
+    buf = tail[-1 - length:-1]
+    pos = 0
+    try:
+        while pos < length:  # fields() written out: this runs once per file validate reads
+            key, pos = _varint(buf, pos)
+            wire = key & 7
+            if wire == 0:
+                values[key >> 3], pos = _varint(buf, pos)
+            elif wire == 2:
+                size, pos = _varint(buf, pos)
+                if key >> 3 == 8000:
+                    magic = buf[pos:pos + size]
+                pos += size
+            else:
+                raise ProtoError(f"wire type {wire}")
+    except ProtoError:
+        magic = b""
+    footer_length, compression, block_size = values[1], values[2], values[3]
+    if magic != b"ORC":
+        raise ProtoError("no ORC postscript at the end of the file")
+    kind = COMPRESSION_KINDS[compression] if compression < len(COMPRESSION_KINDS) \
+        else f"kind{compression}"
+    if footer_length + length + 4 > file_size:
+        raise ProtoError(f"footer of {footer_length} bytes does not fit in a file of "
+                         f"{file_size} bytes")
+    return PostScript(footer_length, kind, block_size, length)
+
+
+def _inflate(chunk: bytes, limit: int) -> bytes:
+    try:
+        return zlib.decompress(chunk, -15)
+    except zlib.error as exc:
+        raise ProtoError(f"corrupt ZLIB chunk: {exc}") from None
+
+
+Decompressor = Callable[[bytes, int], bytes]
+DECOMPRESSORS: Mapping[str, Decompressor] = {"ZLIB": _inflate}
+
+
+def decompress(data: bytes, kind: str, block_size: int,
+               decompressors: Mapping[str, Decompressor] = DECOMPRESSORS) -> bytes:
+    """ORC's compressed stream: chunks, each after a 3-byte little-endian header holding
+    ``length << 1 | is_original``."""
+    if kind == "NONE":
+        return data
+    codec = decompressors.get(kind)
+    if codec is None:
+        raise UnsupportedCompression(kind)
+    out, pos, end = [], 0, len(data)
+    while pos < end:
+        if pos + 3 > end:
+            raise ProtoError("truncated compression chunk header")
+        header = data[pos] | data[pos + 1] << 8 | data[pos + 2] << 16
+        pos += 3
+        length = header >> 1
+        chunk = data[pos:pos + length]
+        if len(chunk) != length:
+            raise ProtoError("truncated compression chunk")
+        pos += length
+        out.append(chunk if header & 1 else codec(chunk, block_size))
+    return out[0] if len(out) == 1 else b"".join(out)
+
+
+def footer_from_tail(tail: bytes, ps: PostScript,
+                     decompressors: Mapping[str, Decompressor] = DECOMPRESSORS) -> Footer:
+    """The footer from the file's last ``ps.tail_length`` (or more) bytes."""
+    if len(tail) < ps.tail_length:
+        raise ProtoError("tail shorter than the postscript says")
+    end = len(tail) - ps.length - 1
+    raw = tail[end - ps.footer_length:end]
+    return parse_footer(decompress(raw, ps.compression, ps.block_size, decompressors))
