@@ -43,6 +43,10 @@ class Location:
     def child(self, rel: str) -> Location:
         return Location(self.fs, self.join(rel), self.url_of(rel))
 
+    @property
+    def is_local(self) -> bool:
+        return isinstance(self.fs, pafs.LocalFileSystem)
+
 
 def resolve(url: str) -> Location:
     """Turn what the user typed into a Location. Raises UsageError / DependencyError."""
@@ -146,10 +150,44 @@ def list_tree(loc: Location) -> list[PathInfo]:
 def read_bytes(loc: Location, rel: str = "", limit: int | None = None) -> bytes:
     path = loc.join(rel)
     try:
+        if loc.is_local:  # the builtin file is a third of the cost of pyarrow's stream here
+            with open(path, "rb", buffering=0) as f:
+                return f.read(limit) if limit is not None else f.readall()
         with loc.fs.open_input_stream(path) as f:
             return f.read(limit) if limit is not None else f.read()
     except OSError as exc:
         raise _translate(exc, loc.url_of(rel)) from None
+
+
+class _LocalFile:
+    """A local file for ranged reads: one ``pread`` a range, no buffering, no seek."""
+
+    __slots__ = ("fd",)
+
+    def __init__(self, path: str):
+        self.fd = os.open(path, os.O_RDONLY)
+
+    def read_at(self, nbytes: int, offset: int) -> bytes:
+        return os.pread(self.fd, nbytes, offset)
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+    def __enter__(self) -> "_LocalFile":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        os.close(self.fd)
+
+
+def open_ranged(loc: Location, rel: str = ""):
+    """A file to read byte ranges of (``read_at(nbytes, offset)``, a context manager). On a local
+    disk a plain descriptor: validate reads thousands of footers, and pyarrow's file object
+    costs more to open than the read itself. Raises OSError."""
+    path = loc.join(rel)
+    if loc.is_local and hasattr(os, "pread"):
+        return _LocalFile(path)
+    return loc.fs.open_input_file(path)
 
 
 def file_size(loc: Location, rel: str = "") -> int:

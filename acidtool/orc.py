@@ -15,9 +15,8 @@ import pyarrow as pa
 import pyarrow.orc as paorc
 
 from .core.names import FLUSH_LENGTH_SUFFIX
-from .core.orcproto import (DECOMPRESSORS, TAIL_GUESS, Footer, ProtoError,
-                            UnsupportedCompression, footer_from_tail, parse_file_tail,
-                            parse_postscript)
+from .core.orcproto import (DECOMPRESSORS, TAIL_GUESS, Footer, ProtoError, footer_from_tail,
+                            parse_file_tail, parse_postscript)
 from .core.orcproto import _varint
 from .errors import OrcReadError
 from .fs import Location, file_size, kind_of, read_bytes
@@ -201,13 +200,14 @@ def _unsnappy(chunk: bytes, limit: int) -> bytes:
 _DECOMPRESSORS = {**DECOMPRESSORS, "SNAPPY": _unsnappy}
 
 
-def read_footer_at(file: pa.NativeFile, size: int) -> Footer:
-    """The footer of an ORC file of ``size`` bytes (its first ``size`` bytes, for a streaming
-    file's committed length) from one ranged read of its last bytes, a second only when the
-    footer is larger than that read; no ORC reader is opened. Footers compressed with a codec
-    decoded here only through pyarrow (LZ4, ZSTD, LZO) go through pyarrow's reader.
+def read_footer_at(file, size: int) -> Footer:
+    """The footer of an ORC file of ``size`` bytes (or of its first ``size`` bytes, a streaming
+    file's committed length), from one ranged read of its last bytes (``file.read_at``), a
+    second only when the footer is larger than that read; no ORC reader is opened.
 
-    Raises ProtoError (naming what is wrong) for bytes that are not an ORC tail."""
+    Raises ProtoError (naming what is wrong) for bytes that are not an ORC tail, and
+    UnsupportedCompression for footers compressed with LZ4, ZSTD or LZO: pyarrow's codecs need
+    the decompressed size, which only an ORC reader works out (``footer_through_pyarrow``)."""
     if size < 4:
         raise ProtoError(f"{size} bytes is too short to be ORC")
     n = min(size, TAIL_GUESS)
@@ -215,14 +215,15 @@ def read_footer_at(file: pa.NativeFile, size: int) -> Footer:
     ps = parse_postscript(tail, size)
     if ps.tail_length > len(tail):
         tail = file.read_at(ps.tail_length, size - ps.tail_length)
-    try:
-        return footer_from_tail(tail, ps, _DECOMPRESSORS)
-    except UnsupportedCompression:
-        source = pa.BufferReader(file.read_at(size, 0)) if size != file.size() else file
-        return parse_file_tail(paorc.ORCFile(source).reader.serialized_file_tail())
+    return footer_from_tail(tail, ps, _DECOMPRESSORS)
 
 
-def starts_like_orc(file: pa.NativeFile) -> bool:
+def footer_through_pyarrow(file: pa.NativeFile) -> Footer:
+    """The footer as pyarrow's ORC reader hands it over (any codec it reads)."""
+    return parse_file_tail(paorc.ORCFile(file).reader.serialized_file_tail())
+
+
+def starts_like_orc(file) -> bool:
     return file.read_at(3, 0) == ORC_MAGIC
 
 

@@ -22,12 +22,13 @@ from ._gc import paused_gc
 from .core.facts import Context, FileFacts, PartitionFacts, RowFacts, TableFacts, Thresholds
 from .core.listing import Listing, markers_needed
 from .core.names import ACID_VERSION_FILE, FLUSH_LENGTH_SUFFIX, FileName, is_hidden
+from .core.orcproto import UnsupportedCompression
 from .core.partitions import PartitionListing, discover_tables, split_partitions
 from .core.rules import REGISTRY, SEVERITIES, Finding, run_rules
 from .core.select import select
 from .errors import UsageError
-from .fs import Location, list_tree, read_bytes, require_dir, resolve
-from .orc import ACID_COLUMNS, read_footer_at, starts_like_orc
+from .fs import Location, list_tree, open_ranged, read_bytes, require_dir, resolve
+from .orc import ACID_COLUMNS, footer_through_pyarrow, read_footer_at, starts_like_orc
 from .snapshot_options import Snapshot, make_snapshot
 
 
@@ -98,14 +99,21 @@ def read_footer(loc: Location, rel: str, size: int, flush_side: str | None) -> F
             if committed > size:
                 return FileFacts(rel, size, error=f"flush length {committed} is beyond the "
                                  f"file's {size} bytes", flush_committed=committed)
-        with loc.fs.open_input_file(loc.join(rel)) as source:
+        length = size if committed is None else committed
+        with open_ranged(loc, rel) as source:
             try:
-                footer = read_footer_at(source, size if committed is None else committed)
+                footer = read_footer_at(source, length)
+            except UnsupportedCompression:
+                footer = None
             except (pa.ArrowException, OSError, ValueError):
                 if not starts_like_orc(source):
                     return FileFacts(rel, size, error="not an ORC file (it does not start with "
                                      "'ORC')", flush_committed=committed)
                 raise
+        if footer is None:  # a codec only pyarrow's ORC reader decodes
+            with (pa.BufferReader(read_bytes(loc, rel, length)) if committed is not None
+                  else loc.fs.open_input_file(loc.join(rel))) as source:
+                footer = footer_through_pyarrow(source)
         return FileFacts(rel, size, footer, flush_committed=committed)
     except (pa.ArrowException, OSError, ValueError) as exc:
         first = (str(exc).splitlines() or [type(exc).__name__])[0]

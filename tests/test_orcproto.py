@@ -7,8 +7,11 @@ import pyarrow.orc as paorc
 import pyorc
 import pytest
 
-from acidtool.core.orcproto import TAIL_GUESS, ProtoError, parse_file_tail, parse_footer
+from acidtool.core.orcproto import (TAIL_GUESS, ProtoError, UnsupportedCompression,
+                                    parse_file_tail, parse_footer)
+from acidtool.fs import resolve
 from acidtool.orc import read_footer_at
+from acidtool.validate import read_footer
 
 from .helpers.orcfiles import ALL_TYPES, all_types_rows, write_orc
 from .helpers.runner import run
@@ -115,9 +118,21 @@ def test_direct_tail_for_every_codec(tmp_path, compression, columns, stripe_size
         for _ in range(20_000 if columns < 10 else 20):
             writer.write(tuple(rng.getrandbits(60) for _ in range(columns)))
         writer.close()
-    direct = _direct(path)
-    assert _summary(direct) == _summary(_through_pyarrow(path))
-    assert len(direct.stripes) > 1 or stripe_size > 4096
+    expected = _summary(_through_pyarrow(path))
+    size = path.stat().st_size
+    memory = resolve(f"memory://tails-{compression}-{columns}")
+    memory.fs.create_dir(memory.path)
+    with memory.fs.open_output_stream(memory.join("f.orc")) as out:
+        out.write(path.read_bytes())
+    for loc in (resolve(str(tmp_path)), memory):  # a local descriptor; pyarrow's file
+        facts = read_footer(loc, "f.orc", size, None)
+        assert facts.error is None and _summary(facts.footer) == expected, loc.url
+    if compression in ("NONE", "ZLIB", "SNAPPY"):  # decoded here, without an ORC reader
+        assert _summary(_direct(path)) == expected
+    else:
+        with pytest.raises(UnsupportedCompression):
+            _direct(path)
+    assert len(facts.footer.stripes) > 1 or stripe_size > 4096
     assert path.stat().st_size > TAIL_GUESS or columns < 1000
 
 
