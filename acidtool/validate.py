@@ -346,25 +346,31 @@ def validate(paths: Sequence[str], opts: ValidateOptions, *, progress: bool = Fa
         for path in paths:
             loc = resolve(path)
             require_dir(loc)
+            # Listing, footers and rules make a few objects per file and no reference
+            # cycles: the collector's scans of a growing heap would only cost time.
             with paused_gc():
-                tree = list_tree(loc)
-                if opts.recursive:
-                    tables = [(t.root, list(t.partitions), []) for t in discover_tables(tree)]
-                else:
-                    parts, stray = split_partitions(tree)
-                    tables = [("", parts, stray)]
-                planned = [(loc.child(root) if root else loc,
-                            [_plan(loc.child(root) if root else loc, part, opts)
-                             for part in parts], stray)
-                           for root, parts, stray in tables]
-            _read_all([p for _, ps, _ in planned for p in ps], opts, pool, progress,
-                      _threads(loc, opts.jobs))
-            for tloc, pending, stray in planned:
-                table = TableFacts(tloc.url, tuple(p.facts() for p in pending),
-                                   tuple(s.path for s in stray))
-                report.findings.extend(run_rules(table, ctx, codes))
-                report.tables += 1
-                report.partitions += len(pending)
-                report.files += sum(len(p.files) for p in pending)
+                _validate_path(loc, opts, ctx, codes, pool, progress, report)
     report.findings.sort(key=lambda f: (f.path, f.code))
     return report
+
+
+def _validate_path(loc: Location, opts: ValidateOptions, ctx: Context, codes: list[str],
+                   pool: ThreadPoolExecutor, progress: bool, report: Report) -> None:
+    tree = list_tree(loc)
+    if opts.recursive:
+        tables = [(t.root, list(t.partitions), []) for t in discover_tables(tree)]
+    else:
+        parts, stray = split_partitions(tree)
+        tables = [("", parts, stray)]
+    planned = [(loc.child(root) if root else loc,
+                [_plan(loc.child(root) if root else loc, part, opts) for part in parts], stray)
+               for root, parts, stray in tables]
+    _read_all([p for _, ps, _ in planned for p in ps], opts, pool, progress,
+              _threads(loc, opts.jobs))
+    for tloc, pending, stray in planned:
+        table = TableFacts(tloc.url, tuple(p.facts() for p in pending),
+                           tuple(s.path for s in stray))
+        report.findings.extend(run_rules(table, ctx, codes))
+        report.tables += 1
+        report.partitions += len(pending)
+        report.files += sum(len(p.files) for p in pending)

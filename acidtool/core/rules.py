@@ -84,11 +84,16 @@ class _Index:
         self.acid = [e for e in p.state.entries if e.kind in ("base", "delta", "delete_delta")]
         self.live = [e for e in self.acid if e.status in ("selected", "ignored")]
         self.data = {e.name: _scan_data_files(e) for e in self.acid}
+        # (entry, file name, path relative to the partition, footer facts or None) of every
+        # data file of a live directory, and the readable ACID-schema ones among them.
+        self.live_files = []
         self.acid_files = []
+        files = p.files
         for entry in self.live:
             for name in self.data[entry.name]:
                 rel = f"{entry.name}/{name}"
-                facts = p.files.get(rel)
+                facts = files.get(rel)
+                self.live_files.append((entry, name, rel, facts))
                 if facts is not None and facts.error is None and _is_acid_file(facts):
                     self.acid_files.append((entry, rel, facts))
 
@@ -369,16 +374,14 @@ def _unreadable(p: PartitionFacts, ctx: Context):
       fix="`acidtool convert` re-wraps plain ORC into the ACID event schema.")
 def _not_acid(p: PartitionFacts, ctx: Context):
     r = REGISTRY["ACID007"]
-    for e in _live_acid_entries(p):
-        for name in _data_files(p, e):
-            facts = p.files.get(f"{e.name}/{name}")
-            if facts is None or facts.error is not None or _is_acid_file(facts):
-                continue
-            kind = _file_name(name).kind
-            if kind == "original" and ctx.hive_version != "2" and e.kind != "delete_delta":
-                continue  # raw (LOAD DATA) layout: plain schema expected
-            yield r.finding(p.path(f"{e.name}/{name}"), "not in the ACID event schema (found "
-                            f"{facts.footer.type_string()[:120]})")
+    for e, name, rel, facts in _index(p).live_files:
+        if facts is None or facts.error is not None or _is_acid_file(facts):
+            continue
+        kind = _file_name(name).kind
+        if kind == "original" and ctx.hive_version != "2" and e.kind != "delete_delta":
+            continue  # raw (LOAD DATA) layout: plain schema expected
+        yield r.finding(p.path(rel), "not in the ACID event schema (found "
+                        f"{facts.footer.type_string()[:120]})")
 
 
 @rule("ACID008", "acid-schema-mismatch", "error", "metadata",
@@ -748,26 +751,22 @@ def _row_types(facts: FileFacts, acid: bool) -> list[str] | None:
       scope="table")
 def _row_schema(table: TableFacts, ctx: Context):
     r = REGISTRY["ACID019"]
-    seen: list[tuple[str, list[str]]] = []
+    seen: list[tuple[PartitionFacts, str, list[str]]] = []  # the path is made for findings only
     for p in table.partitions:
-        for entry in _live_acid_entries(p):
-            if entry.kind == "delete_delta":
+        for entry, name, rel, facts in _index(p).live_files:
+            if entry.kind == "delete_delta" or facts is None or facts.error is not None:
                 continue
-            for name in _data_files(p, entry):
-                facts = p.files.get(f"{entry.name}/{name}")
-                if facts is None or facts.error is not None:
-                    continue
-                acid = _is_acid_file(facts)
-                if not acid and _file_name(name).kind != "original":
-                    continue
-                types = _row_types(facts, acid)
-                if types:
-                    seen.append((p.path(f"{entry.name}/{name}"), types))
+            acid = _is_acid_file(facts)
+            if not acid and _file_name(name).kind != "original":
+                continue
+            types = _row_types(facts, acid)
+            if types:
+                seen.append((p, rel, types))
         if p.state.base is None:
             for rel in p.state.original_files:
                 facts = p.files.get(rel)
                 if facts is not None and facts.error is None and not _is_acid_file(facts):
-                    seen.append((p.path(rel), _row_types(facts, False)))
+                    seen.append((p, rel, _row_types(facts, False)))
     if ctx.schema:
         try:
             expected = [t for _, t in struct_fields(ctx.schema)]
@@ -777,11 +776,16 @@ def _row_schema(table: TableFacts, ctx: Context):
     else:
         if not seen:
             return
-        expected = Counter(tuple(t) for _, t in seen).most_common(1)[0][0]
+        expected = list(Counter(tuple(t) for _, _, t in seen).most_common(1)[0][0])
         source = "most files"
-    for path, types in seen:
-        if [normalize(t) for t in types] != [normalize(t) for t in expected]:
-            yield r.finding(path, f"row columns ({', '.join(types)}) differ from {source} "
+    wanted = [normalize(t) for t in expected]
+    verdicts: dict[int, bool] = {}  # files of one schema share one list of row types
+    for p, rel, types in seen:
+        same = verdicts.get(id(types))
+        if same is None:
+            same = verdicts[id(types)] = [normalize(t) for t in types] == wanted
+        if not same:
+            yield r.finding(p.path(rel), f"row columns ({', '.join(types)}) differ from {source} "
                             f"({', '.join(expected)})", found=types, expected=list(expected))
 
 
