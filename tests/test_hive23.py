@@ -8,7 +8,7 @@ import pyarrow as pa
 import pyarrow.orc as paorc
 import pytest
 
-from .helpers.hive23 import Hive23
+from .helpers.hive23 import Hive23, acidtool_read
 from .helpers.runner import run
 
 pytestmark = pytest.mark.spark
@@ -20,18 +20,6 @@ SNAPSHOTS = ["10:9223372036854775807:", "10:4:4", "2:9223372036854775807:", "10:
 @pytest.fixture(scope="module")
 def hive(spark):
     return Hive23(spark)
-
-
-def ours(table, txns, **kw):
-    result = run("read", table, "--hive-version", "2", "--txns", txns, "--with-row-id")
-    assert result.code == 0, result.err
-    out = []
-    for line in result.out.splitlines():
-        r = json.loads(line)
-        rid = r.pop("ROW__ID")
-        out.append(((rid["writeid"], rid["bucketid"], rid["rowid"]),
-                    [None if v is None else str(v) for v in r.values()]))
-    return sorted(out)
 
 
 def build_split_update(hive, table: Path):
@@ -74,7 +62,7 @@ def split_table(hive, tmp_path_factory):
 def test_read_equals_hive_split_update(hive, split_table, txns):
     expected = hive.read(str(split_table), txns, buckets=2)
     assert expected, "Hive returned no rows: the test would prove nothing"
-    assert ours(split_table, txns) == expected
+    assert acidtool_read(split_table, txns) == expected
 
 
 def test_dump_shows_what_hive_wrote(split_table):
@@ -129,7 +117,7 @@ def legacy_table(hive, tmp_path_factory):
 def test_read_equals_hive_legacy(hive, legacy_table, txns):
     expected = hive.read(str(legacy_table), txns, split_update=False)
     assert expected
-    assert ours(legacy_table, txns) == expected
+    assert acidtool_read(legacy_table, txns) == expected
     assert not any(f["severity"] == "error" for f in run(
         "validate", legacy_table, "--hive-version", "2", "--level", "rows", "--format",
         "json").json()["findings"])
@@ -152,7 +140,7 @@ def test_hive_reads_what_convert_writes(hive, tmp_path):
     expected_ids = [(6, 0, i) for i in range(4)] + [(6, 1, i) for i in range(3)] + \
         [(6, 2, i) for i in range(3)]
     assert got == [(rid, [str(i), f"x{i}"]) for i, rid in enumerate(expected_ids)]
-    assert ours(table, "10:9223372036854775807:") == got
+    assert acidtool_read(table, "10:9223372036854775807:") == got
     assert hive.read(str(table), "10:6:6", buckets=3) == []
 
 
@@ -168,7 +156,7 @@ def test_read_equals_hive_after_hive_compaction(hive, tmp_path, kind, made):
     for txns in ("10:9223372036854775807:4", "20:9223372036854775807:4", "10:6:4:6"):
         expected = hive.read(str(table), txns, buckets=2)
         assert expected
-        assert ours(table, txns) == expected
+        assert acidtool_read(table, txns) == expected
     assert not any(f["severity"] == "error" for f in run(
         "validate", table, "--hive-version", "2", "--level", "rows", "--format",
         "json").json()["findings"])

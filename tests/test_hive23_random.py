@@ -6,7 +6,6 @@ Hypothesis writes a history the way Hive's SQL layer does: each statement of a t
 inserts rows, or updates or deletes rows committed earlier, in one bucket, with its events in
 ROW__ID order; split-update (delete_delta_) and legacy tables both."""
 
-import json
 import shutil
 import tempfile
 from pathlib import Path
@@ -15,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from .helpers.hive23 import Hive23
+from .helpers.hive23 import Hive23, acidtool_read
 from .helpers.runner import run
 
 pytestmark = pytest.mark.spark
@@ -67,18 +66,6 @@ def write(hive: Hive23, table: Path, transactions, split_update: bool) -> None:
             live[b].extend(added[b])
 
 
-def ours(table: Path, txns: str):
-    result = run("read", table, "--hive-version", "2", "--txns", txns, "--with-row-id")
-    assert result.code == 0, result.err
-    out = []
-    for line in result.out.splitlines():
-        r = json.loads(line)
-        rid = r.pop("ROW__ID")
-        out.append(((rid["writeid"], rid["bucketid"], rid["rowid"]),
-                    [None if v is None else str(v) for v in r.values()]))
-    return sorted(out)
-
-
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                  HealthCheck.data_too_large])
 @given(history, st.booleans(), st.data())
@@ -92,7 +79,7 @@ def test_random_hive_tables_read_and_validate(hive, transactions, split_update, 
         exceptions = data.draw(st.lists(st.integers(1, top), max_size=2, unique=True))
         txns = ":".join(map(str, [top, 9223372036854775807, *sorted(exceptions)]))
         expected = hive.read(str(table), txns, buckets=BUCKETS, split_update=split_update)
-        assert ours(table, txns) == expected
+        assert acidtool_read(table, txns) == expected
         changed = any(op != "insert" for t in transactions for op, _, _ in t)
         event(f"{'split-update' if split_update else 'legacy'}, "
               f"{'updates or deletes' if changed else 'inserts only'}, "

@@ -5,6 +5,10 @@ hive-common first on the classpath (see ../shared/hive23-notes.md)."""
 
 from __future__ import annotations
 
+import json
+
+from .runner import run
+
 
 class Hive23:
     def __init__(self, spark):
@@ -151,3 +155,16 @@ def compact(hive: Hive23, table: str, kind: str, txns: str, timeout: float = 90.
             return
         time.sleep(0.5)
     raise TimeoutError(f"no compaction output in {table} after {timeout} s")
+
+
+def acidtool_read(table, txns: str):
+    """``acidtool read`` of a Hive 2 table, in the shape ``Hive23.read`` returns."""
+    result = run("read", table, "--hive-version", "2", "--txns", txns, "--with-row-id")
+    assert result.code == 0, result.err
+    out = []
+    for line in result.out.splitlines():
+        r = json.loads(line)
+        rid = r.pop("ROW__ID")
+        out.append(((rid["writeid"], rid["bucketid"], rid["rowid"]),
+                    [None if v is None else str(v) for v in r.values()]))
+    return sorted(out)
