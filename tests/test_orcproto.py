@@ -171,3 +171,19 @@ def test_types_apart_from_each_other_are_still_one_schema():
     apart = parse_footer(struct + bytes([6 << 3, 5]) + integer)
     assert together.type_string() == apart.type_string() == "struct<a:int>"
     assert together.rows == apart.rows == 5
+
+
+def test_a_damaged_chunk_does_not_inflate_beyond_the_block_size():
+    import zlib
+
+    from acidtool.core.orcproto import decompress
+
+    payload = random.Random(7).randbytes(100_000)  # a chunk big enough to take the bounded path
+    packer = zlib.compressobj(6, zlib.DEFLATED, -15)
+    chunk = packer.compress(payload) + packer.flush()
+    framed = (len(chunk) << 1).to_bytes(3, "little") + chunk
+    assert decompress(framed, "ZLIB", 256 * 1024) == payload
+    with pytest.raises(ProtoError, match="beyond the block size"):
+        decompress(framed, "ZLIB", 1024)
+    with pytest.raises(ProtoError, match="corrupt ZLIB"):
+        decompress((10 << 1).to_bytes(3, "little") + b"\xff" * 10, "ZLIB", 1024)

@@ -530,11 +530,27 @@ def parse_postscript(tail: bytes, file_size: int) -> PostScript:
     return PostScript(footer_length, kind, block_size, length)
 
 
+_DEFLATE_MAX_RATIO = 1032  # deflate never inflates a byte into more than this many
+_INFLATE_UNCHECKED = 64 << 20  # chunks that cannot inflate beyond this skip the bounded path
+
+
 def _inflate(chunk: bytes, limit: int) -> bytes:
+    """One raw-deflate chunk, never more than ``limit`` bytes (the compression block size) when
+    it could inflate to more than 64 MiB: a damaged chunk must not inflate without bound. The
+    bounded inflater costs more to set up, and footer chunks are small."""
+    if len(chunk) * _DEFLATE_MAX_RATIO <= _INFLATE_UNCHECKED:
+        try:
+            return zlib.decompress(chunk, -15)
+        except zlib.error as exc:
+            raise ProtoError(f"corrupt ZLIB chunk: {exc}") from None
+    inflater = zlib.decompressobj(-15)
     try:
-        return zlib.decompress(chunk, -15)
+        out = inflater.decompress(chunk, limit)
     except zlib.error as exc:
         raise ProtoError(f"corrupt ZLIB chunk: {exc}") from None
+    if inflater.unconsumed_tail:
+        raise ProtoError(f"ZLIB chunk inflates beyond the block size {limit}")
+    return out
 
 
 Decompressor = Callable[[bytes, int], bytes]
