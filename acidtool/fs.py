@@ -119,6 +119,14 @@ def require_dir(loc: Location) -> None:
 
 def list_tree(loc: Location) -> list[PathInfo]:
     """Everything below ``loc`` in one recursive listing call, paths relative to it."""
+    if loc.is_local:
+        try:
+            return _walk_local(loc.path)
+        except OSError as exc:  # name the directory that failed, which may be below loc
+            top = loc.path.rstrip("/") + "/"
+            failed = exc.filename if isinstance(exc.filename, str) else ""
+            raise _translate(exc, loc.url_of(failed[len(top):]) if failed.startswith(top)
+                             else loc.url) from None
     selector = pafs.FileSelector(loc.path, recursive=True)
     try:
         infos = loc.fs.get_file_info(selector)
@@ -127,23 +135,49 @@ def list_tree(loc: Location) -> list[PathInfo]:
     prefix = loc.path.rstrip("/") + "/"
     cut = len(prefix)
     directory = pafs.FileType.Directory
-    # Arrow's local filesystem gives regular files a size and directories none, so there the
-    # size alone tells them apart; FileInfo.type builds an enum per call, a tenth of the loop.
     # PathInfo values are built with tuple.__new__: the NamedTuple constructor is Python code.
-    sized_files = isinstance(loc.fs, pafs.LocalFileSystem)
     new = tuple.__new__
     out = []
     append = out.append
     for info in infos:
         path = info.path
         rel = path[cut:] if path.startswith(prefix) else path.lstrip("/")
-        size = info.size
-        if sized_files and size is not None:
-            append(new(PathInfo, (rel, size, False)))
-        elif info.type == directory:
+        if info.type == directory:
             append(new(PathInfo, (rel, 0, True)))
         else:
-            append(new(PathInfo, (rel, size or 0, False)))
+            append(new(PathInfo, (rel, info.size or 0, False)))
+    return out
+
+
+def _walk_local(top: str) -> list[PathInfo]:
+    """A local directory tree as pyarrow's recursive listing gives it (symbolic links followed,
+    broken ones left out), read with ``os.scandir``: directory entries say what they are
+    without a stat call, so only files are stat'ed, for their size. A tenth faster than
+    pyarrow's listing plus turning its FileInfo objects into paths (benchmarks/bench_ls.py)."""
+    new = tuple.__new__
+    out: list[PathInfo] = []
+    append = out.append
+    pending = [(top, "")]
+    while pending:
+        directory, rel = pending.pop()
+        try:
+            entries = os.scandir(directory)
+        except FileNotFoundError:
+            if not rel:
+                raise
+            continue  # removed since its parent was read (a cleaner at work): gone
+        with entries:
+            for entry in entries:
+                path = rel + entry.name
+                if entry.is_dir():
+                    append(new(PathInfo, (path, 0, True)))
+                    pending.append((entry.path, path + "/"))
+                    continue
+                try:
+                    size = entry.stat().st_size
+                except FileNotFoundError:
+                    continue  # a broken symbolic link, or a file removed meanwhile
+                append(new(PathInfo, (path, size, False)))
     return out
 
 

@@ -1,0 +1,85 @@
+"""The local directory walk against pyarrow's recursive listing, whose results it stands in for."""
+
+import os
+
+import pyarrow.fs as pafs
+import pytest
+
+from acidtool.errors import PathError
+from acidtool.fs import list_tree, resolve
+
+
+def pyarrow_listing(root):
+    infos = pafs.LocalFileSystem().get_file_info(pafs.FileSelector(str(root), recursive=True))
+    cut = len(str(root)) + 1
+    return sorted((i.path[cut:], i.size or 0, i.type == pafs.FileType.Directory) for i in infos)
+
+
+def test_walk_equals_pyarrows_listing(tmp_path):
+    root = tmp_path / "t"
+    for rel, data in [("delta_0000001_0000001_0000/bucket_00000", b"ORC1"),
+                      ("delta_0000001_0000001_0000/_orc_acid_version", b"2"),
+                      ("ds=1/base_0000002/bucket_00001", b"ORC22"),
+                      ("ds=1/base_0000002/nested/deeper/x", b""),
+                      (".hive-staging_1/-ext-10000/000000_0", b"abc"),
+                      ("_SUCCESS", b""), ("ünïcode ñame/日本", b"x" * 7), ("000000_0", b"12")]:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(data)
+    (root / "empty_dir").mkdir()
+    outside = tmp_path / "outside"
+    (outside / "sub").mkdir(parents=True)
+    (outside / "sub" / "f").write_bytes(b"12345")
+    os.symlink(outside, root / "linked_dir")  # followed, as pyarrow does
+    os.symlink(outside / "sub" / "f", root / "linked_file")
+    os.symlink(tmp_path / "nowhere", root / "broken_link")  # left out, as pyarrow does
+    mine = sorted(tuple(p) for p in list_tree(resolve(str(root))))
+    assert mine == pyarrow_listing(root)
+    assert ("linked_dir/sub/f", 5, False) in mine and ("empty_dir", 0, True) in mine
+
+
+def test_a_directory_removed_while_listing_is_gone_not_an_error(tmp_path, monkeypatch):
+    root = tmp_path / "t"
+    for d in ("delta_0000001_0000001_0000", "delta_0000002_0000002_0000"):
+        (root / d).mkdir(parents=True)
+        (root / d / "bucket_00000").write_bytes(b"ORC")
+    real = os.scandir
+
+    def racing(path):
+        if str(path).endswith("delta_0000001_0000001_0000"):
+            raise FileNotFoundError(2, "No such file or directory", str(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", racing)
+    paths = {p.path for p in list_tree(resolve(str(root)))}
+    assert "delta_0000002_0000002_0000/bucket_00000" in paths
+    assert not any(p.startswith("delta_0000001_0000001_0000/") for p in paths)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any directory")
+def test_an_unreadable_subdirectory_is_named(tmp_path):
+    root = tmp_path / "t"
+    (root / "delta_0000001_0000001_0000").mkdir(parents=True)
+    locked = root / "delta_0000001_0000001_0000"
+    locked.chmod(0)
+    try:
+        with pytest.raises(PathError, match="delta_0000001_0000001_0000: permission denied"):
+            list_tree(resolve(str(root)))
+    finally:
+        locked.chmod(0o755)
+
+
+def test_an_unreadable_subdirectory_is_named_also_as_root(tmp_path, monkeypatch):
+    """The same, without needing a non-root user: scandir refuses one subdirectory."""
+    root = tmp_path / "t"
+    (root / "ds=1" / "delta_0000001_0000001_0000").mkdir(parents=True)
+    real = os.scandir
+
+    def refusing(path):
+        if str(path).endswith("ds=1"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", refusing)
+    with pytest.raises(PathError) as caught:
+        list_tree(resolve(str(root)))
+    assert str(caught.value).endswith("/t/ds=1: permission denied")
