@@ -5,6 +5,10 @@
 * anything else fsspec knows         -> fsspec, wrapped in pyarrow.fs.PyFileSystem
   (``s3://``, ``gs://``, ``abfs://``, ``memory://``...; the scheme's package is imported lazily)
 
+On a local disk the hot paths skip pyarrow's objects, which cost more than the work there:
+listing walks the tree with ``os.scandir`` (same result as pyarrow's recursive listing),
+footers are read with ``pread`` on a plain descriptor, small files with the builtin ``open``.
+
 Failures are translated at this boundary into PathError / DependencyError / UsageError with one
 clear line each.
 """
