@@ -581,7 +581,7 @@ def commit(p: Plan, files: dict[str, bytes] | StagedWriter, started: float) -> S
             with fs.open_output_stream(staged.join(ACID_VERSION_FILE)) as out:
                 out.write(b"2")
         final = p.target.join(p.directory)
-        if kind_of(Location(fs, final, p.target.url_of(p.directory))) != "missing":
+        if kind_of(p.target.child(p.directory)) != "missing":
             raise ConvertError(f"{p.target.url_of(p.directory)} appeared while converting; "
                                "nothing was committed")
         _rename(fs, staged.path, final)
@@ -606,7 +606,7 @@ def move_sources(p: Plan, summary: Summary, destination: str) -> None:
     for s in p.sources:
         name = s.loc.url.rstrip("/").rsplit("/", 1)[-1]
         target = dest.join(name)
-        if kind_of(Location(dest.fs, target, dest.url_of(name))) != "missing":
+        if kind_of(dest.child(name)) != "missing":
             raise ConvertError(f"{dest.url_of(name)} exists; sources left in place")
         s.loc.fs.move(s.loc.path, target) if s.loc.fs.type_name == dest.fs.type_name else \
             _copy_then_delete(s.loc, dest.child(name))

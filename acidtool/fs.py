@@ -15,15 +15,19 @@ clear line each.
 
 from __future__ import annotations
 
+import functools
 import os
 import posixpath
+import stat
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import urlparse
-
-import pyarrow.fs as pafs
 
 from .core.listing import PathInfo
 from .errors import DependencyError, PathError, UsageError
+
+if TYPE_CHECKING:
+    import pyarrow.fs as pafs
 
 HDFS_HINT = ("hdfs:// needs Hadoop's native client: install Hadoop, set HADOOP_HOME (or "
              "ARROW_LIBHDFS_DIR to the directory holding libhdfs.so), JAVA_HOME, and "
@@ -32,11 +36,19 @@ HDFS_HINT = ("hdfs:// needs Hadoop's native client: install Hadoop, set HADOOP_H
 
 @dataclass(frozen=True)
 class Location:
-    """A directory or file on some filesystem: ``fs`` plus a path in that filesystem's terms."""
+    """A directory or file on some filesystem: ``fs`` plus a path in that filesystem's terms.
 
-    fs: pafs.FileSystem
+    ``store`` is None for the local disk: its pyarrow filesystem is made on first use of ``fs``,
+    since importing pyarrow is a third of the time of an ``ls`` of a small local table, which
+    needs none of it."""
+
+    store: pafs.FileSystem | None
     path: str
     url: str
+
+    @property
+    def fs(self) -> pafs.FileSystem:
+        return self.store if self.store is not None else _local_fs()
 
     def join(self, rel: str) -> str:
         return posixpath.join(self.path, rel) if rel else self.path
@@ -45,11 +57,22 @@ class Location:
         return self.url.rstrip("/") + "/" + rel if rel else self.url
 
     def child(self, rel: str) -> Location:
-        return Location(self.fs, self.join(rel), self.url_of(rel))
+        return Location(self.store, self.join(rel), self.url_of(rel))
 
     @property
     def is_local(self) -> bool:
-        return isinstance(self.fs, pafs.LocalFileSystem)
+        return self.store is None or isinstance(self.store, _pafs().LocalFileSystem)
+
+
+def _pafs():
+    import pyarrow.fs
+
+    return pyarrow.fs
+
+
+@functools.lru_cache(maxsize=1)
+def _local_fs() -> pafs.FileSystem:
+    return _pafs().LocalFileSystem()
 
 
 def resolve(url: str) -> Location:
@@ -61,10 +84,10 @@ def resolve(url: str) -> Location:
     if scheme in ("", "file") or (len(scheme) == 1 and os.name == "nt"):
         path = parsed.path if scheme == "file" else url
         path = os.path.abspath(os.path.expanduser(path))
-        return Location(pafs.LocalFileSystem(), path.rstrip("/") or "/", url)
+        return Location(None, path.rstrip("/") or "/", url)
     if scheme in ("hdfs", "viewfs"):
         try:
-            fs, path = pafs.FileSystem.from_uri(url)
+            fs, path = _pafs().FileSystem.from_uri(url)
         except (OSError, RuntimeError) as exc:
             raise DependencyError(f"{HDFS_HINT} ({str(exc).splitlines()[0]})") from None
         return Location(fs, path.rstrip("/") or "/", url)
@@ -86,8 +109,8 @@ def _fsspec_location(url: str, scheme: str) -> Location:
         raise DependencyError(f"{scheme}:// needs an extra package: {exc}") from None
     except (ValueError, TypeError) as exc:
         raise UsageError(f"cannot open {url!r}: {exc}") from None
-    handler = pafs.FSSpecHandler(fs)
-    return Location(pafs.PyFileSystem(handler), path.rstrip("/") or "/", url)
+    pafs = _pafs()
+    return Location(pafs.PyFileSystem(pafs.FSSpecHandler(fs)), path.rstrip("/") or "/", url)
 
 
 def _translate(exc: OSError, url: str) -> PathError:
@@ -102,6 +125,15 @@ def _translate(exc: OSError, url: str) -> PathError:
 
 def kind_of(loc: Location) -> str:
     """'dir', 'file' or 'missing'."""
+    if loc.is_local:
+        try:
+            mode = os.stat(loc.path).st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            return "missing"
+        except OSError as exc:
+            raise _translate(exc, loc.url) from None
+        return "dir" if stat.S_ISDIR(mode) else "file"
+    pafs = _pafs()
     try:
         info = loc.fs.get_file_info(loc.path)
     except OSError as exc:
@@ -131,6 +163,7 @@ def list_tree(loc: Location) -> list[PathInfo]:
             failed = exc.filename if isinstance(exc.filename, str) else ""
             raise _translate(exc, loc.url_of(failed[len(top):]) if failed.startswith(top)
                              else loc.url) from None
+    pafs = _pafs()
     selector = pafs.FileSelector(loc.path, recursive=True)
     try:
         infos = loc.fs.get_file_info(selector)

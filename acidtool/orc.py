@@ -142,7 +142,7 @@ def _flush_side_file(loc: Location, rel: str) -> FlushLength | None:
         side, side_loc = rel + FLUSH_LENGTH_SUFFIX, loc
     else:  # loc is the data file itself
         side = ""
-        side_loc = Location(loc.fs, loc.path + FLUSH_LENGTH_SUFFIX, loc.url + FLUSH_LENGTH_SUFFIX)
+        side_loc = Location(loc.store, loc.path + FLUSH_LENGTH_SUFFIX, loc.url + FLUSH_LENGTH_SUFFIX)
     target = side_loc.child(side) if side else side_loc
     if kind_of(target) != "file":
         return None

@@ -301,9 +301,7 @@ def _threads(loc: Location, jobs: int) -> int:
     and the rest is Python under the GIL: threads only add hand-offs (bench_validate.py measures
     --jobs 8 at 1.7x the time of one thread there), so local paths use one. Remote stores are
     latency bound and get ``--jobs``."""
-    import pyarrow.fs as pafs
-
-    return 1 if isinstance(loc.fs, pafs.LocalFileSystem) else jobs
+    return 1 if loc.is_local else jobs
 
 
 def _read_all(pending: list[_Pending], opts: ValidateOptions, pool: ThreadPoolExecutor,

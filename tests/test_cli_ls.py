@@ -205,3 +205,23 @@ def test_decode_write_ids():
 def test_help_teaches():
     out = run("ls", "--help").out
     assert "--write-ids" in out and "Exit status" in out and "Examples" in out
+
+
+def test_ls_of_a_local_table_does_not_import_pyarrow(tmp_path):
+    """Importing pyarrow is a third of the time of an ls of a small local table, which needs
+    none of it (the listing is os.scandir, markers are read with open)."""
+    import subprocess
+    import sys
+
+    table = build(tmp_path / "t", ["base_0000002/bucket_00000", "base_0000002/_metadata_acid",
+                                   "delta_0000003_0000003_0000/bucket_00000"])
+    (table / "base_0000002" / "_metadata_acid").write_text(
+        '{"thisFileVersion": "0", "dataFormat": "compacted"}')
+    code = ("import sys\nfrom acidtool.cli import main\n"
+            "try:\n    main(['ls', sys.argv[1], '--format', 'json'])\n"
+            "except SystemExit as exc:\n    assert exc.code == 0, exc.code\n"
+            "print('pyarrow' in sys.modules, file=sys.stderr)\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(table)], capture_output=True,
+                          text=True, check=True)
+    assert '"base": "base_0000002"' in proc.stdout
+    assert proc.stderr.strip().splitlines()[-1] == "False"
