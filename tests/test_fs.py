@@ -37,19 +37,24 @@ def test_walk_equals_pyarrows_listing(tmp_path):
     assert ("linked_dir/sub/f", 5, False) in mine and ("empty_dir", 0, True) in mine
 
 
+def scandir_fails(monkeypatch, suffix, error):
+    """os.scandir raises ``error`` for directories whose path ends with ``suffix``."""
+    real = os.scandir
+
+    def scandir(path):
+        if str(path).endswith(suffix):
+            raise error(0, "simulated", str(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+
+
 def test_a_directory_removed_while_listing_is_gone_not_an_error(tmp_path, monkeypatch):
     root = tmp_path / "t"
     for d in ("delta_0000001_0000001_0000", "delta_0000002_0000002_0000"):
         (root / d).mkdir(parents=True)
         (root / d / "bucket_00000").write_bytes(b"ORC")
-    real = os.scandir
-
-    def racing(path):
-        if str(path).endswith("delta_0000001_0000001_0000"):
-            raise FileNotFoundError(2, "No such file or directory", str(path))
-        return real(path)
-
-    monkeypatch.setattr(os, "scandir", racing)
+    scandir_fails(monkeypatch, "delta_0000001_0000001_0000", FileNotFoundError)
     paths = {p.path for p in list_tree(resolve(str(root)))}
     assert "delta_0000002_0000002_0000/bucket_00000" in paths
     assert not any(p.startswith("delta_0000001_0000001_0000/") for p in paths)
@@ -72,14 +77,7 @@ def test_an_unreadable_subdirectory_is_named_also_as_root(tmp_path, monkeypatch)
     """The same, without needing a non-root user: scandir refuses one subdirectory."""
     root = tmp_path / "t"
     (root / "ds=1" / "delta_0000001_0000001_0000").mkdir(parents=True)
-    real = os.scandir
-
-    def refusing(path):
-        if str(path).endswith("ds=1"):
-            raise PermissionError(13, "Permission denied", str(path))
-        return real(path)
-
-    monkeypatch.setattr(os, "scandir", refusing)
+    scandir_fails(monkeypatch, "ds=1", PermissionError)
     with pytest.raises(PathError) as caught:
         list_tree(resolve(str(root)))
     assert str(caught.value).endswith("/t/ds=1: permission denied")
