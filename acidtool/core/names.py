@@ -39,10 +39,12 @@ _ORIGINAL_COPY = re.compile(r"([0-9]+)_[0-9]+_copy_([0-9]+)")
 _BUCKET_V4 = re.compile(r"bucket_([0-9]+)(_[0-9]+)?")
 
 
+HIDDEN_PREFIXES = ("_", ".")  # Hive's hiddenFileFilter
+
+
 def is_hidden(name: str) -> bool:
     """Hive's hiddenFileFilter: names starting with '_' or '.' are never data."""
-    first = name[:1]
-    return first == "_" or first == "."
+    return name.startswith(HIDDEN_PREFIXES)
 
 
 def _number(parse, text: str, name: str) -> int:

@@ -20,12 +20,10 @@ from .errors import (AcidStateError, InvalidMetadataError, MissingTxnListError,
                      NotEnoughHistoryError)
 from .javanum import LONG_MIN, java_string_key
 from .listing import Child, Listing, PathInfo
-from .names import (METADATA_FILE, NO_STATEMENT, Base, Delta, FileName, is_hidden,
-                    parse_dir_name)
+from .names import (HIDDEN_PREFIXES, METADATA_FILE, NO_STATEMENT, Base, Delta, FileName,
+                    is_hidden, parse_dir_name)
 from .snapshot import RangeResponse, ValidTxnList, ValidWriteIdList
 from .versions import normalize_hive_version
-
-_HIDDEN = ("_", ".")  # Hive's hiddenFileFilter prefixes (names.is_hidden)
 
 SELECTED = "selected"
 OBSOLETE = "obsolete"
@@ -200,7 +198,7 @@ def _select(work: _Work, children: list[Child]) -> AcidState:
     v4 = version == "4"
     for child in children:  # the hot loop: one pass per child, tens of thousands in big tables
         name, is_dir, size, _ = child
-        if name.startswith(_HIDDEN):
+        if name.startswith(HIDDEN_PREFIXES):  # is_hidden, inline in the hot loop
             work.mark(name, IGNORED, "hidden name (starts with '_' or '.'): never data")
             continue
         if not is_dir:
@@ -358,25 +356,22 @@ def _walk(work: _Work, best: Base | None, working: list[Delta]) -> list[Delta]:
     chosen: list[Delta] = []
     for d in working:
         if d.max_write_id > current:
-            if snap.range_valid(current + 1, d.max_write_id) is not RangeResponse.NONE:
-                current, last_stmt, prev = d.max_write_id, d.statement_id, d
-                chosen.append(d)
-                status[d.raw] = (SELECTED, _delta_reason(visible[d.raw], d))
-            # else: nothing new and visible above the cursor; neither read nor obsolete.
-        elif d.max_write_id == current and last_stmt >= 0:
-            # Another statement (or the delete delta) of the transaction taken last.
-            prev = d
-            chosen.append(d)
-            status[d.raw] = (SELECTED, _delta_reason(visible[d.raw], d))
-        elif (prev is not None and d.min_write_id == prev.min_write_id
-              and d.max_write_id == prev.max_write_id and d.statement_id == prev.statement_id):
-            # delete_delta_x_y next to delta_x_y (same range and statement).
-            prev = d
-            chosen.append(d)
-            status[d.raw] = (SELECTED, _delta_reason(visible[d.raw], d))
+            if snap.range_valid(current + 1, d.max_write_id) is RangeResponse.NONE:
+                continue  # nothing new and visible above the cursor; neither read nor obsolete
+            current, last_stmt = d.max_write_id, d.statement_id
         else:
-            cover = prev.name if prev is not None else (best.name if best else "the cursor")
-            work.mark(d.name, OBSOLETE, f"covered by {cover}")
+            # Also read: another statement (or the delete delta) of the transaction taken
+            # last, or delete_delta_x_y next to delta_x_y (same range and statement).
+            read_too = (d.max_write_id == current and last_stmt >= 0) or (
+                prev is not None and d.min_write_id == prev.min_write_id
+                and d.max_write_id == prev.max_write_id and d.statement_id == prev.statement_id)
+            if not read_too:
+                cover = prev.name if prev is not None else (best.name if best else "the cursor")
+                work.mark(d.name, OBSOLETE, f"covered by {cover}")
+                continue
+        prev = d
+        chosen.append(d)
+        status[d.raw] = (SELECTED, _delta_reason(visible[d.raw], d))
     return chosen
 
 
