@@ -90,7 +90,7 @@ class Listing:
         out = []
         for name, inner in dirs.items():
             if len(inner) > 1:
-                inner.sort(key=_path_key)
+                inner.sort(key=_java_order_key([f[0] for f in inner]))
                 size = sum([f[1] for f in inner])
             else:
                 size = inner[0][1] if inner else 0
@@ -102,13 +102,10 @@ class Listing:
         return out
 
 
-def _path_key(info: PathInfo) -> str:
-    return java_string_key(info[0])
-
-
 def _java_order_key(names: list[str]):
-    """A sort key for Child values in Java String order: the name itself when no name has a
-    character above U+FFFF (code-point and UTF-16 order then agree), else java_string_key."""
+    """A sort key for Child or PathInfo values (by their first field, ``names``) in Java String
+    order: the name itself when no name has a character above U+FFFF (code-point and UTF-16
+    order then agree), else java_string_key."""
     joined = "".join(names)
     if joined.isascii() or max(joined) <= "\uffff":
         return itemgetter(0)
