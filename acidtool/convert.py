@@ -580,11 +580,10 @@ def commit(p: Plan, files: dict[str, bytes] | StagedWriter, started: float) -> S
         if o.hive_version != "2":
             with fs.open_output_stream(staged.join(ACID_VERSION_FILE)) as out:
                 out.write(b"2")
-        final = p.target.join(p.directory)
-        if kind_of(p.target.child(p.directory)) != "missing":
-            raise ConvertError(f"{p.target.url_of(p.directory)} appeared while converting; "
-                               "nothing was committed")
-        _rename(fs, staged.path, final)
+        final = p.target.child(p.directory)
+        if kind_of(final) != "missing":
+            raise ConvertError(f"{final.url} appeared while converting; nothing was committed")
+        _rename(fs, staged.path, final.path)
     finally:
         try:
             fs.delete_dir(staging.path)
@@ -604,13 +603,12 @@ def move_sources(p: Plan, summary: Summary, destination: str) -> None:
     dest = resolve(destination)
     dest.fs.create_dir(dest.path, recursive=True)
     for s in p.sources:
-        name = s.loc.url.rstrip("/").rsplit("/", 1)[-1]
-        target = dest.join(name)
-        if kind_of(dest.child(name)) != "missing":
-            raise ConvertError(f"{dest.url_of(name)} exists; sources left in place")
-        s.loc.fs.move(s.loc.path, target) if s.loc.fs.type_name == dest.fs.type_name else \
-            _copy_then_delete(s.loc, dest.child(name))
-        summary.moved.append({"from": s.loc.url, "to": dest.url_of(name), "rows": s.rows})
+        target = dest.child(s.loc.url.rstrip("/").rsplit("/", 1)[-1])
+        if kind_of(target) != "missing":
+            raise ConvertError(f"{target.url} exists; sources left in place")
+        s.loc.fs.move(s.loc.path, target.path) if s.loc.fs.type_name == dest.fs.type_name \
+            else _copy_then_delete(s.loc, target)
+        summary.moved.append({"from": s.loc.url, "to": target.url, "rows": s.rows})
     manifest = {"converted_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                 "table": p.target.url, "directory": p.directory, "write_id": p.write_id,
                 "files": summary.files, "sources": summary.moved}

@@ -248,7 +248,7 @@ class _LocalFile:
         return self
 
     def __exit__(self, *exc) -> None:
-        os.close(self.fd)
+        self.close()
 
 
 def open_ranged(loc: Location, rel: str = ""):
