@@ -25,7 +25,7 @@ from .errors import OrcReadError, PathError, UsageError
 from .fs import Location, kind_of, list_tree, resolve
 from .jsonl import (FileContext, Literal, format_parts, format_values, lines_buffer,
                     object_text)
-from .orc import OrcSource, open_orc, paorc_fragment
+from .orc import OrcSource, TimestampRangeError, open_orc, scan_batches
 from .snapshot_options import Snapshot, make_snapshot
 from .table import inspect_table
 
@@ -223,18 +223,16 @@ def _batches(src: OrcSource) -> Iterator[tuple[int, pa.RecordBatch]]:
     even when a writer made one enormous stripe. Timestamps outside 1677-2262 do not fit Arrow's
     nanoseconds: from the stripe where one appears, the rest is read through pyorc."""
     bounds = src.stripe_starts()
-    fragment = paorc_fragment(src)
     done = 0
     try:
-        for batch in fragment.to_batches(batch_size=CHUNK_ROWS, use_threads=False,
-                                         batch_readahead=0, fragment_readahead=0):
+        for batch in scan_batches(src, batch_size=CHUNK_ROWS, use_threads=False,
+                                  batch_readahead=0, fragment_readahead=0):
             if batch.num_rows:
                 yield bisect.bisect_right(bounds, done) - 1, batch
                 done += batch.num_rows
         return
-    except pa.ArrowInvalid as exc:
-        if "out of range" not in str(exc):
-            raise OrcReadError(f"{src.path}: not readable: {exc}") from None
+    except TimestampRangeError:
+        pass
     stripe = bisect.bisect_right(bounds, done) - 1
     skip = done - bounds[stripe]
     for i in range(stripe, len(bounds)):

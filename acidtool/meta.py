@@ -118,8 +118,9 @@ def read_meta(src: OrcSource) -> FileMeta:
     meta = FileMeta(
         path=src.path, size=src.size, rows=f.nrows,
         compression=str(f.compression), compression_block_size=f.compression_size,
-        file_version=str(f.file_version), writer=str(f.writer),
-        writer_version=str(f.writer_version), software_version=str(f.software_version),
+        file_version=str(f.file_version), writer=_described(f, "writer"),
+        writer_version=_described(f, "writer_version"),
+        software_version=str(f.software_version),
         row_index_stride=f.row_index_stride, schema=footer.type_string(),
         acid_schema=is_acid_schema(f.schema), stripes=stripes, columns=columns,
         user_metadata={k: v.decode("utf-8", "replace") for k, v in user.items()}, acid=acid,
@@ -128,6 +129,15 @@ def read_meta(src: OrcSource) -> FileMeta:
         meta.flush_length = {"side_file": src.flush.path, "lengths": list(src.flush.lengths),
                              "committed": src.flush.committed, "file_size": src.real_size}
     return meta
+
+
+def _described(f, attribute: str) -> str:
+    """pyarrow's name for the writer (or its version), or "unknown" for one newer than
+    pyarrow knows: a reader's ignorance, not a damaged file."""
+    try:
+        return str(getattr(f, attribute))
+    except ValueError:
+        return "unknown"
 
 
 def meta_json(m: FileMeta) -> dict:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import struct
 from dataclasses import dataclass, field
+from typing import Iterator
 
 import pyarrow as pa
 import pyarrow.orc as paorc
@@ -87,7 +88,7 @@ class OrcSource:
         """The file tail, decoded (stripes, types, metadata, statistics)."""
         if self._footer is None:
             try:
-                self._footer = parse_file_tail(self.file.reader.serialized_file_tail())
+                self._footer = parse_file_tail(self.file.reader.serialized_file_tail()).check()
             except ProtoError as exc:
                 raise OrcReadError(f"{self.path}: unreadable ORC footer: {exc}") from None
         return self._footer
@@ -178,12 +179,11 @@ def open_orc(loc: Location, rel: str = "", *, honour_flush_length: bool = True) 
         if head != ORC_MAGIC:
             raise OrcReadError(f"{display}: not an ORC file (it does not start with 'ORC')")
         orc = paorc.ORCFile(raw)
+        orc.schema.names  # noqa: B018 - pyarrow decodes names here: non-UTF-8 fails now
     except OrcReadError:
         raise
     except (pa.ArrowException, OSError, ValueError) as exc:
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise OrcReadError(f"{display}: not readable as ORC (truncated or corrupt): {first}") \
-            from None
+        raise unreadable(display, exc) from None
     source = OrcSource(display, read_size, orc, raw, flush, size, notes)
     if flush is None:
         source.location = (loc.fs, loc.join(rel))
@@ -213,6 +213,8 @@ def read_footer_at(file, size: int) -> Footer:
     n = min(size, TAIL_GUESS)
     tail = file.read_at(n, size - n)
     ps = parse_postscript(tail, size)
+    if not ps.magic_at_end and not starts_like_orc(file):
+        raise ProtoError("no ORC magic at the end of the postscript nor at the start of the file")
     if ps.tail_length > len(tail):
         tail = file.read_at(ps.tail_length, size - ps.tail_length)
     return footer_from_tail(tail, ps, _DECOMPRESSORS)
@@ -225,6 +227,33 @@ def footer_through_pyarrow(file: pa.NativeFile) -> Footer:
 
 def starts_like_orc(file) -> bool:
     return file.read_at(3, 0) == ORC_MAGIC
+
+
+def unreadable(path: str, exc: Exception) -> OrcReadError:
+    first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return OrcReadError(f"{path}: not readable as ORC (truncated or corrupt): {first}")
+
+
+class TimestampRangeError(OrcReadError):
+    """Timestamps outside 1677-2262, which Arrow's nanoseconds cannot hold (not damage)."""
+
+
+def scan_batches(src: OrcSource, **options) -> Iterator[pa.RecordBatch]:
+    """``to_batches(**options)`` of the file's dataset fragment. Damage that only shows when
+    stripes are decoded (the footer was fine) becomes an OrcReadError naming the file."""
+    batches = iter(paorc_fragment(src).to_batches(**options))
+    while True:
+        try:
+            batch = next(batches)
+        except StopIteration:
+            return
+        except pa.ArrowInvalid as exc:
+            if "out of range" in str(exc):
+                raise TimestampRangeError(f"{src.path}: {exc}") from None
+            raise unreadable(src.path, exc) from None
+        except (pa.ArrowException, OSError, ValueError) as exc:
+            raise unreadable(src.path, exc) from None
+        yield batch
 
 
 def paorc_fragment(src: OrcSource):

@@ -22,7 +22,7 @@ from .core.names import FileName, parse_bucket_id
 from .core.select import AcidState
 from .errors import AcidToolError, OrcReadError
 from .fs import Location
-from .orc import ACID_COLUMNS, open_orc, paorc_fragment
+from .orc import ACID_COLUMNS, open_orc, scan_batches
 from .snapshot_options import Snapshot, make_snapshot
 from .table import PartitionState, TableState, inspect_table
 
@@ -56,12 +56,11 @@ def _bucket_from_name(name: str, version: str) -> int:
 
 
 def _events(src, columns: list[str] | None, acid: bool) -> Iterator[pa.RecordBatch]:
-    fragment = paorc_fragment(src)
     names = None
     if columns is not None and acid:
         names = list(src.schema.names)
-    for batch in fragment.to_batches(batch_size=BATCH_ROWS, columns=names, use_threads=True,
-                                     batch_readahead=0, fragment_readahead=0):
+    for batch in scan_batches(src, batch_size=BATCH_ROWS, columns=names, use_threads=True,
+                              batch_readahead=0, fragment_readahead=0):
         if batch.num_rows:
             yield batch
 

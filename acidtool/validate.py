@@ -114,7 +114,7 @@ def read_footer(loc: Location, rel: str, size: int, flush_side: str | None) -> F
             with (pa.BufferReader(read_bytes(loc, rel, length)) if committed is not None
                   else loc.fs.open_input_file(loc.join(rel))) as source:
                 footer = footer_through_pyarrow(source)
-        return FileFacts(rel, size, footer, flush_committed=committed)
+        return FileFacts(rel, size, footer.check(), flush_committed=committed)
     except (pa.ArrowException, OSError, ValueError) as exc:
         first = (str(exc).splitlines() or [type(exc).__name__])[0]
         return FileFacts(rel, size, error=f"not readable as ORC (truncated or corrupt): {first}",
@@ -143,7 +143,7 @@ def scan_rows(loc: Location, rel: str, facts: FileFacts) -> RowFacts:
                                          batch_readahead=0, fragment_readahead=0):
             acc.add(*(batch.column(i) for i in range(5)))
         return acc.facts(rel)
-    except (pa.ArrowException, OSError) as exc:
+    except (pa.ArrowException, OSError, ValueError) as exc:
         return RowFacts(rel, error=f"rows not readable: {(str(exc).splitlines() or [''])[0]}")
 
 

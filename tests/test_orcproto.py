@@ -8,7 +8,7 @@ import pyorc
 import pytest
 
 from acidtool.core.orcproto import (TAIL_GUESS, ProtoError, UnsupportedCompression,
-                                    parse_file_tail, parse_footer)
+                                    parse_file_tail, parse_footer, parse_postscript)
 from acidtool.fs import resolve
 from acidtool.orc import read_footer_at
 from acidtool.validate import read_footer
@@ -187,3 +187,109 @@ def test_a_damaged_chunk_does_not_inflate_beyond_the_block_size():
         decompress(framed, "ZLIB", 1024)
     with pytest.raises(ProtoError, match="corrupt ZLIB"):
         decompress((10 << 1).to_bytes(3, "little") + b"\xff" * 10, "ZLIB", 1024)
+
+
+# Hand-built footers: protobuf fields written out, so that each case damages one thing.
+
+def _varint(n):
+    out = bytearray()
+    while n >= 0x80:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _field(number, payload):
+    """A length-delimited field; an int payload makes a varint field."""
+    if isinstance(payload, int):
+        return _varint(number << 3) + _varint(payload)
+    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+
+
+def _type(kind, subtypes=(), names=()):
+    packed = b"".join(_varint(s) for s in subtypes)
+    return _field(4, _field(1, kind) + (_field(2, packed) if subtypes else b"")
+                  + b"".join(_field(3, n.encode()) for n in names))
+
+
+INT, STRUCT, LIST, MAP = 3, 12, 10, 11
+ROWS = _field(6, 5)
+GOOD_STATS = _field(7, _field(1, 5) + _field(2, _field(1, 0) + _field(2, 8)))
+
+
+@pytest.mark.parametrize("footer, message", [
+    (_type(STRUCT, [1], ["a"]) + _type(INT) + ROWS, None),
+    (_type(STRUCT, [1], ["a", "extra"]) + _type(INT) + ROWS, None),  # Java ignores extra names
+    (_type(STRUCT, [1], ["a"]) + _type(INT) + ROWS + GOOD_STATS * 2, None),
+    (ROWS, "no types"),
+    (_type(STRUCT, [5], ["a"]) + _type(INT), "subtype 5"),
+    (_type(STRUCT, [0], ["a"]), "subtype 0"),                          # a cycle
+    (_type(STRUCT, [1, 2], ["a"]) + _type(INT) + _type(INT), "only 1 names"),
+    (_type(STRUCT, [1], ["l"]) + _type(LIST), "array type 1 has 0 subtypes"),
+    (_type(STRUCT, [1], ["m"]) + _type(MAP, [2]) + _type(INT), "map type 1 has 1 subtypes"),
+    (_type(STRUCT, [1], ["a"]) + _type(40), "kind ORC does not know"),
+    (_type(STRUCT, [1], ["a"]) + _type(INT) + _field(7, _field(2, b"\x08")), "truncated"),
+    (_type(STRUCT, [1], ["a"]) + _type(INT) + _field(7, b"\x0f"), "wire type"),
+    (_type(STRUCT, [1], ["a"]) + _type(INT) + _field(7, _field(12, b"\x18\xfa")), "truncated"),
+    (_type(STRUCT, [1], ["a"]) + _type(INT) + _field(7, b"\x09\x00"), "truncated field"),
+    (_type(STRUCT, [1], ["a"]) + _type(INT) + _field(3, b"\x08"), "truncated"),  # a stripe
+    (_type(STRUCT, [1], ["a"]) + _type(INT) + b"\x00\x01", "field number 0"),
+], ids=lambda v: "-" if isinstance(v, bytes) else str(v))
+def test_check_fails_where_orc_readers_fail_to_parse_the_footer(footer, message):
+    """Parts of the footer are decoded on first use; ``check()`` decodes them all, so that a
+    damaged footer is an error when the file is opened, as in ORC's readers, and not an
+    IndexError or a loop later in whatever asks first."""
+    if message is None:
+        assert parse_footer(footer).check().type_string() in ("struct<a:int>",)
+    else:
+        with pytest.raises(ProtoError, match=message):
+            parse_footer(footer).check()
+
+
+def test_fields_of_an_unexpected_wire_type_are_skipped_as_protobuf_does():
+    name_as_varint = _field(4, _field(1, STRUCT) + _field(2, b"\x01") + _field(3, 7)
+                            + _field(3, b"a"))
+    item_as_varint = _field(5, _field(1, 9) + _field(1, b"k") + _field(2, b"v"))
+    footer = parse_footer(name_as_varint + _type(INT) + item_as_varint + ROWS).check()
+    assert footer.type_string() == "struct<a:int>"
+    assert footer.metadata == {"k": b"v"}
+
+
+def _tail(postscript: bytes) -> bytes:
+    return postscript + bytes([len(postscript)])
+
+
+PS_FIELDS = _field(1, 0) + _field(2, 0) + _field(3, 262144)
+
+
+@pytest.mark.parametrize("postscript, magic_at_end, message", [
+    (PS_FIELDS + _field(8000, b"ORC"), True, None),
+    (PS_FIELDS + _field(8001, b"ORC"), True, None),  # the raw bytes count, not the field
+    (PS_FIELDS + _field(8000, b"ORX"), False, None),  # the caller then checks the header
+    (PS_FIELDS + b"\x0d\x00\x00\x00\x00" + _field(8000, b"ORC"), True, None),  # a fixed32
+    (PS_FIELDS + b"\x00\x00" + _field(8000, b"ORC"), None, "numbered 0"),
+    (PS_FIELDS + _field(4, b"\x00\x80") + _field(8000, b"ORC"), None, "truncated varint"),
+    (PS_FIELDS + b"\x0f" + _field(8000, b"ORC"), None, "wire type 7"),
+    (b"ORC", None, "postscript length 3"),
+], ids=lambda v: "-" if isinstance(v, bytes) else str(v))
+def test_postscript_as_orcs_java_reader_reads_it(postscript, magic_at_end, message):
+    tail = _tail(postscript)
+    if message is None:
+        assert parse_postscript(tail, 1000).magic_at_end is magic_at_end
+    else:
+        with pytest.raises(ProtoError, match=message):
+            parse_postscript(tail, 1000)
+
+
+def test_magic_missing_from_the_postscript_is_read_when_the_file_starts_with_it(tmp_path):
+    """ORC 0.11 files: Java's reader checks the header instead. Elsewhere: not ORC."""
+    good = write_orc(tmp_path / "a.orc", "struct<a:int>", [(1,), (2,)]).read_bytes()
+    length = good[-1]
+    assert good[-4:-1] == b"ORC"
+    old_style = good[:-4] + b"ORX" + bytes([length])
+    (tmp_path / "old.orc").write_bytes(old_style)
+    assert _direct(tmp_path / "old.orc").rows == 2
+    (tmp_path / "neither.orc").write_bytes(b"XYZ" + old_style[3:])
+    with pytest.raises(ProtoError, match="no ORC magic"):
+        _direct(tmp_path / "neither.orc")

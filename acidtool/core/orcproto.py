@@ -57,6 +57,8 @@ def fields(buf: bytes):
     while pos < end:
         key, pos = _varint(buf, pos)
         number, wire = key >> 3, key & 7
+        if number == 0:
+            raise ProtoError("field number 0")
         if wire == 0:
             value, pos = _varint(buf, pos)
         elif wire == 2:
@@ -71,6 +73,8 @@ def fields(buf: bytes):
             value, pos = int.from_bytes(buf[pos:pos + 4], "little"), pos + 4
         else:
             raise ProtoError(f"unsupported wire type {wire}")
+        if pos > end:
+            raise ProtoError("truncated field")
         yield number, wire, value
 
 
@@ -132,6 +136,17 @@ class Footer:
         self.row_index_stride = row_index_stride
         self._stripes = self._types = self._top = None
         self._stats: dict[int, ColumnStats] = {}
+
+    def check(self) -> Footer:
+        """Decode now what is otherwise decoded on first use (types, stripes, every column's
+        statistics): ORC readers parse the whole footer when they open a file and fail on any
+        damage in it, and so does this, instead of failing later in whatever asks first."""
+        if not self.schema.types:
+            raise ProtoError("the footer has no types")
+        self.stripes  # noqa: B018 - decoded for its errors
+        for column in range(len(self._raw_stats)):
+            self.stats(column)
+        return self
 
     @property
     def stripes(self) -> tuple[StripeInfo, ...]:
@@ -228,6 +243,7 @@ class _Schema:
 
     def __init__(self, raw: bytes):
         self.types = tuple(_type(v) for n, w, v in fields(raw) if n == 4 and w == 2)
+        _check_tree(self.types)
         self.strings: dict[int, str] = {}
         root = self.types[0] if self.types else OrcType("struct")
         self.top = list(zip(root.field_names, root.subtypes))
@@ -254,6 +270,28 @@ class _Schema:
                 found = t.kind
             self.strings[column] = found
         return found
+
+
+_SUBTYPES = {"array": 1, "map": 2}
+
+
+def _check_tree(types: tuple[OrcType, ...]) -> None:
+    """The types must form the tree ORC writes: column ids in pre-order, so every child's id
+    is above its parent's and within the list (which also rules out cycles), and a struct has
+    a name for every field (ORC's Java reader fails on fewer names and ignores extra ones)."""
+    for cid, t in enumerate(types):
+        if t.kind.startswith("kind"):
+            raise ProtoError(f"type {cid} is of a kind ORC does not know ({t.kind[4:]})")
+        needed = _SUBTYPES.get(t.kind)
+        if needed is not None and len(t.subtypes) != needed:
+            raise ProtoError(f"{t.kind} type {cid} has {len(t.subtypes)} subtypes, not {needed}")
+        for sub in t.subtypes:
+            if not cid < sub < len(types):
+                raise ProtoError(f"type {cid} ({t.kind}) has subtype {sub}, which is not a "
+                                 f"later column of the {len(types)}")
+        if t.kind == "struct" and len(t.field_names) < len(t.subtypes):
+            raise ProtoError(f"struct type {cid} has {len(t.subtypes)} fields but only "
+                             f"{len(t.field_names)} names")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -330,13 +368,19 @@ def _column_stats(buf: bytes) -> ColumnStats:
             has_null = bool(value)
         elif number == 11 and wire == 0:
             on_disk = value
+        elif number == 12 and wire == 2:  # CollectionStatistics: not shown, but parsed as
+            for _ in fields(value):       # ORC readers parse it (and fail on damage in it)
+                pass
     return ColumnStats(count, has_null, ints, {k: v for k, v in values.items() if v is not None},
                        on_disk)
 
 
 def _packed(value, wire) -> list[int]:
+    """A repeated varint field's values: one per field, or a packed run of them."""
     if wire == 0:
         return [value]
+    if wire != 2:
+        return []  # not a varint field at all: skipped, as protobuf does
     out, pos = [], 0
     while pos < len(value):
         v, pos = _varint(value, pos)
@@ -349,12 +393,15 @@ def _type(buf: bytes) -> OrcType:
     kind, subtypes, names = "struct", [], []
     max_len = precision = scale = None
     for number, wire, value in fields(buf):
-        if number == 1:
-            kind = _KINDS[value] if value < len(_KINDS) else f"kind{value}"
-        elif number == 2:
+        if number == 2:
             subtypes.extend(_packed(value, wire))
-        elif number == 3:
-            names.append(value.decode("utf-8", "replace"))
+        elif wire == 2:  # protobuf skips a field of another wire type than its declared one
+            if number == 3:
+                names.append(value.decode("utf-8", "replace"))
+        elif wire != 0:
+            continue
+        elif number == 1:
+            kind = _KINDS[value] if value < len(_KINDS) else f"kind{value}"
         elif number == 4:
             max_len = value
         elif number == 5:
@@ -367,10 +414,10 @@ def _type(buf: bytes) -> OrcType:
 @functools.lru_cache(maxsize=65536)
 def _metadata_item(buf: bytes) -> tuple[str, bytes]:
     name, data = "", b""
-    for number, _, value in fields(buf):
-        if number == 1:
+    for number, wire, value in fields(buf):
+        if number == 1 and wire == 2:
             name = value.decode("utf-8", "replace")
-        elif number == 2:
+        elif number == 2 and wire == 2:
             data = bytes(value)
     return name, data
 
@@ -407,6 +454,8 @@ def parse_footer(buf: bytes) -> Footer:
         else:
             key, pos = _varint(buf, pos)
         number, wire = key >> 3, key & 7
+        if number == 0:
+            raise ProtoError("field number 0")
         if wire == 2:
             b = buf[pos] if pos < end else 0x80
             if b < 0x80:
@@ -486,6 +535,7 @@ class PostScript(NamedTuple):
     compression: str
     block_size: int
     length: int  # of the serialized postscript itself
+    magic_at_end: bool = True  # "ORC" in its last bytes (files of ORC 0.11 have it at the start)
 
     @property
     def tail_length(self) -> int:
@@ -494,40 +544,44 @@ class PostScript(NamedTuple):
 
 
 def parse_postscript(tail: bytes, file_size: int) -> PostScript:
-    """The postscript from the last bytes of a file (``tail``, of a file of ``file_size``)."""
+    """The postscript from the last bytes of a file (``tail``, of a file of ``file_size``).
+
+    As ORC's Java reader does, the magic is looked for in the postscript's last three bytes,
+    not in its parsed field; when it is not there (``magic_at_end`` False), the caller checks
+    that the file starts with it, as that reader does for files of ORC 0.11."""
     if file_size < 4 or not tail:
         raise ProtoError(f"file of {file_size} bytes is too short to be ORC")
     length = tail[-1]
-    if length == 0 or length + 1 > len(tail):
+    if length < 4 or length + 1 > len(tail):
         raise ProtoError(f"invalid postscript length {length}")
     values = {1: 0, 2: 0, 3: 256 * 1024}
-    magic = b""
     buf = tail[-1 - length:-1]
     pos = 0
-    try:
-        while pos < length:  # fields() written out: this runs once per file validate reads
-            key, pos = _varint(buf, pos)
-            wire = key & 7
-            if wire == 0:
-                values[key >> 3], pos = _varint(buf, pos)
-            elif wire == 2:
-                size, pos = _varint(buf, pos)
-                if key >> 3 == 8000:
-                    magic = buf[pos:pos + size]
-                pos += size
-            else:
-                raise ProtoError(f"wire type {wire}")
-    except ProtoError:
-        magic = b""
+    while pos < length:  # fields() written out: this runs once per file validate reads
+        key, pos = _varint(buf, pos)
+        wire = key & 7
+        if key < 8:
+            raise ProtoError("postscript has a field numbered 0")
+        if wire == 0:
+            values[key >> 3], pos = _varint(buf, pos)
+        elif wire == 2:
+            size, pos = _varint(buf, pos)
+            if key >> 3 == 4:  # the version, packed varints: protobuf fails on a broken one
+                _packed(buf[pos:pos + size], wire)
+            pos += size
+        elif wire == 1 or wire == 5:  # fixed-width fields the postscript does not declare
+            pos += 8 if wire == 1 else 4
+        else:
+            raise ProtoError(f"postscript has a field of wire type {wire}")
+    if pos > length:
+        raise ProtoError("postscript ends inside a field")
     footer_length, compression, block_size = values[1], values[2], values[3]
-    if magic != b"ORC":
-        raise ProtoError("no ORC postscript at the end of the file")
     kind = COMPRESSION_KINDS[compression] if compression < len(COMPRESSION_KINDS) \
         else f"kind{compression}"
     if footer_length + length + 4 > file_size:
         raise ProtoError(f"footer of {footer_length} bytes does not fit in a file of "
                          f"{file_size} bytes")
-    return PostScript(footer_length, kind, block_size, length)
+    return PostScript(footer_length, kind, block_size, length, buf[-3:] == b"ORC")
 
 
 _DEFLATE_MAX_RATIO = 1032  # deflate never inflates a byte into more than this many
