@@ -181,6 +181,10 @@ class PartitionReader:
                 yield batch
             return
         # A plain file: synthetic events.
+        if f.bucket < 0:
+            raise OrcReadError(f"{src.path}: not in the ACID event schema, and its name gives "
+                               "no bucket id: Hive fails with 'bucketId out of range: -1' "
+                               "(validate reports ACID004 and ACID007)")
         row_start = f.start_row
         for batch in _events(src, None, False):
             n = batch.num_rows
@@ -202,6 +206,10 @@ class PartitionReader:
         """(originalTransaction, bucket, rowId) of the delete events the snapshot sees."""
         for rel in rels:
             src = open_orc(self.part.location, rel)
+            if not src.is_acid:
+                raise OrcReadError(f"{src.path}: a delete delta file without the ACID event "
+                                   "schema: its delete events cannot be read (validate "
+                                   "reports it as ACID007)")
             for batch in _events(src, None, True):
                 batch = _normalise_acid(batch)
                 ok = pc.and_(self._valid(batch.column("currentTransaction")),

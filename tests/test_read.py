@@ -188,6 +188,22 @@ def test_failure_leaves_no_partial_output(tmp_path):
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".acidtool")] == []
 
 
+@pytest.mark.parametrize("layout, version, message", [
+    ({**delta("delta_0000001_0000001_0000"),
+      "delete_delta_0000002_0000002_0000/bucket_00000": plain()}, "3",
+     "delete delta file without the ACID event schema"),
+    ({"base_0000001/bucket_00000_1": plain(), "base_0000001/_orc_acid_version": MARK}, "3",
+     "bucketId out of range: -1"),
+], ids=["plain-delete-delta", "hive3-attempt-name"])
+def test_plain_files_hive_cannot_place_are_one_clear_error(tmp_path, layout, version, message):
+    """Plain ORC where Hive needs ACID events, or a bucket id from the name it cannot get:
+    Hive fails the read, and so does read, naming the file (not a crash)."""
+    table = build(tmp_path / "t", layout)
+    result = run("read", table, "--hive-version", version)
+    assert result.code == 1 and message in result.err, result.err
+    assert len(result.err.strip().splitlines()) == 1
+
+
 def test_refused_snapshot(tmp_path):
     layout = {**delta("base_0000005", acid(events(5))),
               "base_0000005/_metadata_acid": b'{"thisFileVersion":"0","dataFormat":"compacted"}'}
