@@ -17,8 +17,7 @@ import pyarrow.orc as paorc
 
 from .core.names import FLUSH_LENGTH_SUFFIX
 from .core.orcproto import (DECOMPRESSORS, TAIL_GUESS, Footer, ProtoError, footer_from_tail,
-                            parse_file_tail, parse_postscript)
-from .core.orcproto import _varint
+                            parse_file_tail, parse_postscript, read_varint)
 from .errors import OrcReadError
 from .fs import Location, file_size, kind_of, read_bytes
 
@@ -191,7 +190,7 @@ def open_orc(loc: Location, rel: str = "", *, honour_flush_length: bool = True) 
 
 
 def _unsnappy(chunk: bytes, limit: int) -> bytes:
-    size, _ = _varint(chunk, 0)  # raw snappy starts with the uncompressed length
+    size, _ = read_varint(chunk, 0)  # raw snappy starts with the uncompressed length
     if size > limit:
         raise ProtoError(f"SNAPPY chunk of {size} bytes exceeds the block size {limit}")
     return pa.Codec("snappy").decompress(chunk, decompressed_size=size, asbytes=True)

@@ -8,30 +8,14 @@ footer bytes are untouched.
 
 from __future__ import annotations
 
-from .core.orcproto import _varint, fields
+from .core.orcproto import encode_field, encode_varint, fields, read_varint
 
 _NONE = 0
 
 
-def _encode_varint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        b = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def _field(number: int, payload: bytes) -> bytes:
-    return _encode_varint(number << 3 | 2) + _encode_varint(len(payload)) + payload
-
-
 def metadata_items(items: dict[str, bytes]) -> bytes:
     """Footer field 5 (repeated UserMetadataItem{name=1, value=2}) for every item."""
-    return b"".join(_field(5, _field(1, k.encode()) + _field(2, v)) for k, v in items.items())
+    return b"".join(encode_field(5, encode_field(1, k.encode()) + encode_field(2, v)) for k, v in items.items())
 
 
 def with_user_metadata(data: bytes, items: dict[str, bytes]) -> bytes:
@@ -64,15 +48,15 @@ def with_user_metadata(data: bytes, items: dict[str, bytes]) -> bytes:
     pos = 0
     while pos < len(ps):
         start = pos
-        key, pos = _varint(ps, pos)
+        key, pos = read_varint(ps, pos)
         number, wire = key >> 3, key & 7
         if wire == 0:
-            value, pos = _varint(ps, pos)
+            value, pos = read_varint(ps, pos)
             if number == 1:
-                new_ps += _encode_varint(key) + _encode_varint(new_footer_len)
+                new_ps += encode_varint(key) + encode_varint(new_footer_len)
                 continue
         elif wire == 2:
-            length, pos = _varint(ps, pos)
+            length, pos = read_varint(ps, pos)
             pos += length
         elif wire == 1:
             pos += 8

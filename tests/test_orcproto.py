@@ -8,7 +8,8 @@ import pyorc
 import pytest
 
 from acidtool.core.orcproto import (TAIL_GUESS, ProtoError, UnsupportedCompression,
-                                    parse_file_tail, parse_footer, parse_postscript)
+                                    encode_field, encode_varint, parse_file_tail,
+                                    parse_footer, parse_postscript)
 from acidtool.fs import resolve
 from acidtool.orc import read_footer_at
 from acidtool.validate import read_footer
@@ -191,24 +192,11 @@ def test_a_damaged_chunk_does_not_inflate_beyond_the_block_size():
 
 # Hand-built footers: protobuf fields written out, so that each case damages one thing.
 
-def _varint(n):
-    out = bytearray()
-    while n >= 0x80:
-        out.append(n & 0x7F | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
-def _field(number, payload):
-    """A length-delimited field; an int payload makes a varint field."""
-    if isinstance(payload, int):
-        return _varint(number << 3) + _varint(payload)
-    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+_field = encode_field
 
 
 def _type(kind, subtypes=(), names=()):
-    packed = b"".join(_varint(s) for s in subtypes)
+    packed = b"".join(encode_varint(s) for s in subtypes)
     return _field(4, _field(1, kind) + (_field(2, packed) if subtypes else b"")
                   + b"".join(_field(3, n.encode()) for n in names))
 

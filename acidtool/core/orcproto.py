@@ -32,7 +32,8 @@ class UnsupportedCompression(Exception):
         self.kind = kind
 
 
-def _varint(buf: bytes, pos: int) -> tuple[int, int]:
+def read_varint(buf: bytes, pos: int) -> tuple[int, int]:
+    """(value, position after it) of the varint at ``pos``."""
     result = shift = 0
     while True:
         if pos >= len(buf):
@@ -55,14 +56,14 @@ def fields(buf: bytes):
     """(field number, wire type, value) triples: ints for varints, bytes for length-delimited."""
     pos, end = 0, len(buf)
     while pos < end:
-        key, pos = _varint(buf, pos)
+        key, pos = read_varint(buf, pos)
         number, wire = key >> 3, key & 7
         if number == 0:
             raise ProtoError("field number 0")
         if wire == 0:
-            value, pos = _varint(buf, pos)
+            value, pos = read_varint(buf, pos)
         elif wire == 2:
-            length, pos = _varint(buf, pos)
+            length, pos = read_varint(buf, pos)
             value = buf[pos:pos + length]
             if len(value) != length:
                 raise ProtoError("truncated field")
@@ -383,7 +384,7 @@ def _packed(value, wire) -> list[int]:
         return []  # not a varint field at all: skipped, as protobuf does
     out, pos = [], 0
     while pos < len(value):
-        v, pos = _varint(value, pos)
+        v, pos = read_varint(value, pos)
         out.append(v)
     return out
 
@@ -452,7 +453,7 @@ def parse_footer(buf: bytes) -> Footer:
         if b < 0x80:
             key, pos = b, pos + 1
         else:
-            key, pos = _varint(buf, pos)
+            key, pos = read_varint(buf, pos)
         number, wire = key >> 3, key & 7
         if number == 0:
             raise ProtoError("field number 0")
@@ -461,7 +462,7 @@ def parse_footer(buf: bytes) -> Footer:
             if b < 0x80:
                 length, pos = b, pos + 1
             else:
-                length, pos = _varint(buf, pos)
+                length, pos = read_varint(buf, pos)
             stop = pos + length
             if number == 7:
                 stats.append(buf[pos:stop])
@@ -480,7 +481,7 @@ def parse_footer(buf: bytes) -> Footer:
                 software = buf[pos:stop].decode("utf-8", "replace")
             pos = stop
         elif wire == 0:
-            value, pos = _varint(buf, pos)
+            value, pos = read_varint(buf, pos)
             if number == 6:
                 rows = value
             elif number == 8:
@@ -498,21 +499,26 @@ def parse_footer(buf: bytes) -> Footer:
     if types_from is None:
         types = b""
     elif types_apart:  # types interleaved with other fields: gather them, in order
-        types = b"".join(_encode_field(4, v) for n, w, v in fields(buf) if n == 4 and w == 2)
+        types = b"".join(encode_field(4, v) for n, w, v in fields(buf) if n == 4 and w == 2)
     else:
         types = buf[types_from:types_to]
     return Footer(rows, stripes, types, metadata, stats, calendar, software, stride)
 
 
-def _encode_field(number: int, value: bytes) -> bytes:
-    def varint(n: int) -> bytes:
-        out = bytearray()
-        while n >= 0x80:
-            out.append(n & 0x7F | 0x80)
-            n >>= 7
-        out.append(n)
-        return bytes(out)
-    return varint(number << 3 | 2) + varint(len(value)) + value
+def encode_varint(n: int) -> bytes:
+    out = bytearray()
+    while n >= 0x80:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def encode_field(number: int, value: bytes | int) -> bytes:
+    """One protobuf field: length-delimited for bytes, a varint for an int."""
+    if isinstance(value, int):
+        return encode_varint(number << 3) + encode_varint(value)
+    return encode_varint(number << 3 | 2) + encode_varint(len(value)) + value
 
 
 def parse_file_tail(buf: bytes) -> Footer:
@@ -558,14 +564,14 @@ def parse_postscript(tail: bytes, file_size: int) -> PostScript:
     buf = tail[-1 - length:-1]
     pos = 0
     while pos < length:  # fields() written out: this runs once per file validate reads
-        key, pos = _varint(buf, pos)
+        key, pos = read_varint(buf, pos)
         wire = key & 7
         if key < 8:
             raise ProtoError("postscript has a field numbered 0")
         if wire == 0:
-            values[key >> 3], pos = _varint(buf, pos)
+            values[key >> 3], pos = read_varint(buf, pos)
         elif wire == 2:
-            size, pos = _varint(buf, pos)
+            size, pos = read_varint(buf, pos)
             if key >> 3 == 4:  # the version, packed varints: protobuf fails on a broken one
                 _packed(buf[pos:pos + size], wire)
             pos += size
