@@ -15,7 +15,8 @@ _NONE = 0
 
 def metadata_items(items: dict[str, bytes]) -> bytes:
     """Footer field 5 (repeated UserMetadataItem{name=1, value=2}) for every item."""
-    return b"".join(encode_field(5, encode_field(1, k.encode()) + encode_field(2, v)) for k, v in items.items())
+    return b"".join(encode_field(5, encode_field(1, k.encode()) + encode_field(2, v))
+                    for k, v in items.items())
 
 
 def with_user_metadata(data: bytes, items: dict[str, bytes]) -> bytes:
