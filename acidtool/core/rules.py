@@ -352,7 +352,10 @@ def _acid_version_marker(p: PartitionFacts, ctx: Context):
 @rule("ACID006", "unreadable-orc", "error", "metadata",
       "File that is not readable ORC",
       what="A data file Hive would read whose bytes are not a readable ORC file: bad magic, a "
-           "truncated tail, zero bytes.",
+           "truncated tail, zero bytes, or a damaged postscript or footer. The whole footer is "
+           "decoded (types, stripes, every column's statistics) and checked the way ORC's "
+           "Java reader parses it when it opens a file. Damage inside stripes shows at "
+           "`--level rows`.",
       why="The query that reaches the file fails.",
       example="orders/delta_0000004_0000004_0000/bucket_00000 of 0 bytes after a killed copy",
       fix="Restore the file from its source or remove the directory it belongs to.")
