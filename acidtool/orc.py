@@ -178,9 +178,12 @@ def open_orc(loc: Location, rel: str = "", *, honour_flush_length: bool = True) 
         if head != ORC_MAGIC:
             raise OrcReadError(f"{display}: not an ORC file (it does not start with 'ORC')")
         orc = paorc.ORCFile(raw)
-        orc.schema.names  # noqa: B018 - pyarrow decodes names here: non-UTF-8 fails now
+        _decode_names(orc.schema)
     except OrcReadError:
         raise
+    except UnicodeDecodeError as exc:
+        raise OrcReadError(f"{display}: a column name is not UTF-8 ({exc.reason}), which "
+                           "pyarrow cannot read (Hive's reader replaces such bytes)") from None
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise unreadable(display, exc) from None
     source = OrcSource(display, read_size, orc, raw, flush, size, notes)
@@ -226,6 +229,16 @@ def footer_through_pyarrow(file: pa.NativeFile) -> Footer:
 
 def starts_like_orc(file) -> bool:
     return file.read_at(3, 0) == ORC_MAGIC
+
+
+def _decode_names(schema: pa.Schema) -> None:
+    """Touch every column name, nested ones too: pyarrow decodes a name when it is first
+    asked for, and fails on bytes that are not UTF-8. Better at open than mid-output."""
+    pending = list(schema)
+    while pending:
+        field = pending.pop()
+        field.name  # noqa: B018 - decoded for its error
+        pending.extend(field.type.field(i) for i in range(field.type.num_fields))
 
 
 def unreadable(path: str, exc: Exception) -> OrcReadError:

@@ -112,3 +112,26 @@ def test_the_damage_covers_what_it_should():
             except Exception:  # noqa: BLE001
                 kinds.add("broken stripes")
     assert kinds == {"unreadable", "readable", "broken stripes"}
+
+
+def test_column_names_that_are_not_utf8(tmp_path):
+    """Hive's reader replaces such bytes; pyarrow cannot read the file at all. dump and read
+    say so in one line at open (not mid-output); validate decodes the footer itself."""
+    import pyorc
+
+    buf = io.BytesIO()
+    writer = pyorc.Writer(buf, "struct<a:int,s:struct<qqqq:int>>",
+                          compression=pyorc.CompressionKind.NONE)
+    writer.write((1, (2,)))
+    writer.close()
+    data = buf.getvalue()
+    assert data.count(b"qqqq") == 1
+    path = tmp_path / "t" / "delta_0000001_0000001_0000" / "bucket_00000"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(data.replace(b"qqqq", b"q\xff\xfeq"))
+    for args in (["dump", path], ["read", tmp_path / "t"]):
+        result = run(*args)
+        assert result.code == 1 and "is not UTF-8" in result.err, result.err
+        assert result.out == ""
+    result = run("validate", tmp_path / "t")
+    assert result.code == 1 and "ACID007" in result.out and "ACID006" not in result.out
