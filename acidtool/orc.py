@@ -231,6 +231,17 @@ def starts_like_orc(file) -> bool:
     return file.read_at(3, 0) == ORC_MAGIC
 
 
+def acid_type_problem(schema: pa.Schema) -> str | None:
+    """For a file with the six ACID column names: which column's type is not the event
+    schema's (Hive's readers fail on it), or None."""
+    for field, expected in zip(schema, ACID_TYPES):
+        if str(field.type) != expected:
+            return f"column {field.name} is {field.type}, not {expected}"
+    if not pa.types.is_struct(schema.field(5).type):
+        return f"column {schema.field(5).name} is {schema.field(5).type}, not a struct"
+    return None
+
+
 def _decode_names(schema: pa.Schema) -> None:
     """Touch every column name, nested ones too: pyarrow decodes a name when it is first
     asked for, and fails on bytes that are not UTF-8. Better at open than mid-output."""

@@ -44,7 +44,12 @@ def with_user_metadata(data: bytes, items: dict[str, bytes]) -> bytes:
             piece = extra[i:i + size]
             header = (len(piece) << 1) | 1  # "original": stored without compression
             chunks += header.to_bytes(3, "little") + piece
-    new_footer_len = footer_len + len(chunks)
+    new_ps = postscript_with_footer_length(ps, footer_len + len(chunks))
+    return data[:footer_end] + chunks + new_ps + bytes([len(new_ps)])
+
+
+def postscript_with_footer_length(ps: bytes, footer_length: int) -> bytes:
+    """The serialized postscript ``ps`` with another footer length, every other field kept."""
     new_ps = bytearray()
     pos = 0
     while pos < len(ps):
@@ -54,7 +59,7 @@ def with_user_metadata(data: bytes, items: dict[str, bytes]) -> bytes:
         if wire == 0:
             value, pos = read_varint(ps, pos)
             if number == 1:
-                new_ps += encode_varint(key) + encode_varint(new_footer_len)
+                new_ps += encode_varint(key) + encode_varint(footer_length)
                 continue
         elif wire == 2:
             length, pos = read_varint(ps, pos)
@@ -66,4 +71,4 @@ def with_user_metadata(data: bytes, items: dict[str, bytes]) -> bytes:
         new_ps += ps[start:pos]
     if len(new_ps) > 255:
         raise ValueError("ORC postscript would exceed 255 bytes")
-    return data[:footer_end] + chunks + bytes(new_ps) + bytes([len(new_ps)])
+    return bytes(new_ps)

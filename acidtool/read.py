@@ -22,7 +22,7 @@ from .core.names import FileName, parse_bucket_id
 from .core.select import AcidState
 from .errors import AcidToolError, OrcReadError
 from .fs import Location
-from .orc import ACID_COLUMNS, open_orc, scan_batches
+from .orc import ACID_COLUMNS, acid_type_problem, open_orc, scan_batches
 from .snapshot_options import Snapshot, make_snapshot
 from .table import PartitionState, TableState, inspect_table
 
@@ -170,8 +170,18 @@ class PartitionReader:
             ok = pc.and_(ok, pc.invert(pc.is_in(arr, pa.array(ids.exceptions, pa.int64()))))
         return pc.fill_null(ok, False)
 
+    def _open(self, rel: str):
+        """The file, opened; an ACID-named file whose event columns have other types fails
+        here, as in Hive, rather than somewhere in the filtering."""
+        src = open_orc(self.part.location, rel)
+        problem = acid_type_problem(src.schema) if src.is_acid else None
+        if problem is not None:
+            raise OrcReadError(f"{src.path}: not the ACID event schema: {problem} (validate "
+                               "reports it as ACID008)")
+        return src
+
     def _acid_batches(self, f: _File) -> Iterator[pa.RecordBatch]:
-        src = open_orc(self.part.location, f.rel)
+        src = self._open(f.rel)
         if src.is_acid:
             for batch in _events(src, None, True):
                 batch = _normalise_acid(batch)
@@ -205,7 +215,7 @@ class PartitionReader:
     def _delete_key_tables(self, rels: list[str]) -> Iterator[pa.Table]:
         """(originalTransaction, bucket, rowId) of the delete events the snapshot sees."""
         for rel in rels:
-            src = open_orc(self.part.location, rel)
+            src = self._open(rel)
             if not src.is_acid:
                 raise OrcReadError(f"{src.path}: a delete delta file without the ACID event "
                                    "schema: its delete events cannot be read (validate "

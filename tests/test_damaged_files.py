@@ -23,6 +23,7 @@ from acidtool.acidwrite import INSERT, Event, write_acid_file
 from acidtool.core.bucket import encode_v1
 from acidtool.validate import ValidateOptions, validate
 
+from .helpers.layouts import acid, events, with_footer
 from .helpers.runner import run
 
 ROW_TYPE = "struct<id:int,name:string,m:map<string,int>,l:array<double>>"
@@ -135,3 +136,37 @@ def test_column_names_that_are_not_utf8(tmp_path):
         assert result.out == ""
     result = run("validate", tmp_path / "t")
     assert result.code == 1 and "ACID007" in result.out and "ACID006" not in result.out
+
+
+def _with_current_transaction_stats(data: bytes, int_stats: bytes) -> bytes:
+    """The file with currentTransaction's (column 5) integer statistics replaced."""
+    from acidtool.core.orcproto import encode_field
+
+    def transform(footer_fields):
+        out, column = [], 0
+        for number, wire, value in footer_fields:
+            if number == 7:
+                if column == 5:
+                    value = encode_field(1, 2) + encode_field(2, int_stats)
+                column += 1
+            out.append((number, wire, value))
+        return out
+    return with_footer(data, transform)
+
+
+def test_half_of_an_integer_statistic_is_nothing_to_judge_by(tmp_path):
+    """Statistics with a minimum and no maximum (only damage makes them): validate's rules
+    skip the column instead of failing; the same statistics made whole are judged."""
+    from acidtool.core.orcproto import encode_field
+
+    data = acid(events(1, n=2), compression="none")
+    zigzag_99 = 198
+    delta = tmp_path / "t" / "delta_0000001_0000001_0000"
+    delta.mkdir(parents=True)
+    (delta / "_orc_acid_version").write_bytes(b"2")
+    for stats, code in ((encode_field(1, zigzag_99), 0),
+                        (encode_field(1, zigzag_99) + encode_field(2, zigzag_99), 1)):
+        (delta / "bucket_00000").write_bytes(_with_current_transaction_stats(data, stats))
+        result = run("validate", tmp_path / "t")
+        assert result.code == code, result.out + result.err
+        assert ("ACID014" in result.out) == bool(code) and "internal error" not in result.err

@@ -10,7 +10,7 @@ import pytest
 import acidtool
 from acidtool.acidwrite import DELETE, INSERT, UPDATE, Event
 
-from .helpers.layouts import DIR, MARK, acid, build, delta, events, plain
+from .helpers.layouts import DIR, MARK, acid, build, delta, events, orc_with_schema, plain
 from .helpers.runner import run
 from .helpers.shared import REALDATA, require
 
@@ -194,10 +194,14 @@ def test_failure_leaves_no_partial_output(tmp_path):
      "delete delta file without the ACID event schema"),
     ({"base_0000001/bucket_00000_1": plain(), "base_0000001/_orc_acid_version": MARK}, "3",
      "bucketId out of range: -1"),
-], ids=["plain-delete-delta", "hive3-attempt-name"])
-def test_plain_files_hive_cannot_place_are_one_clear_error(tmp_path, layout, version, message):
-    """Plain ORC where Hive needs ACID events, or a bucket id from the name it cannot get:
-    Hive fails the read, and so does read, naming the file (not a crash)."""
+    ({"delta_0000001_0000001_0000/bucket_00000": orc_with_schema(
+        "struct<operation:int,originalTransaction:bigint,bucket:int,rowId:bigint,"
+        "currentTransaction:date,row:struct<id:int>>", [])}, "4",
+     "column currentTransaction is date32[day], not int64"),
+], ids=["plain-delete-delta", "hive3-attempt-name", "acid-names-other-types"])
+def test_files_hive_cannot_read_where_they_lie_are_one_clear_error(tmp_path, layout, version, message):
+    """Plain ORC where Hive needs ACID events, a bucket id from the name it cannot get, ACID
+    names over other types: Hive fails the read, and so does read, naming the file."""
     table = build(tmp_path / "t", layout)
     result = run("read", table, "--hive-version", version)
     assert result.code == 1 and message in result.err, result.err

@@ -172,9 +172,9 @@ def _column_ints(facts: FileFacts, name: str):
         return None
     st = facts.footer.stats(cid)
     ints = st.ints if st is not None else None
-    if ints is not None and ints.minimum is not None:
+    if ints is not None and ints.minimum is not None and ints.maximum is not None:
         return ints.minimum, ints.maximum
-    return None
+    return None  # absent, or half there (a damaged footer): nothing to judge by
 
 
 def _column_values(facts: FileFacts, name: str) -> int | None:

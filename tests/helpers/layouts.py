@@ -66,3 +66,21 @@ def build(root: Path, layout: dict) -> Path:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(content)
     return root
+
+
+def with_footer(data: bytes, transform) -> bytes:
+    """An uncompressed ORC file with its footer's top-level fields rewritten:
+    ``transform(list of (number, wire, value))`` returns the new list (values as ``fields``
+    gives them). Tests build footers ORC writers never write with it."""
+    from acidtool.core.orcproto import encode_field, fields
+    from acidtool.orcpatch import postscript_with_footer_length
+
+    ps = data[-1 - data[-1]:-1]
+    footer_length = next(v for n, w, v in fields(ps) if n == 1 and w == 0)
+    assert next(v for n, w, v in fields(ps) if n == 2 and w == 0) == 0, "compressed"
+    end = len(data) - 1 - len(ps)
+    footer = data[end - footer_length:end]
+    new = b"".join(encode_field(n, v) for n, w, v in transform(list(fields(footer)))
+                   if w in (0, 2))  # the footer has no fixed-width fields
+    new_ps = postscript_with_footer_length(ps, len(new))
+    return data[:end - footer_length] + new + new_ps + bytes([len(new_ps)])
