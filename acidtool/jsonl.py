@@ -54,13 +54,33 @@ def _value_bytes(arr: pa.Array) -> memoryview:
     return memoryview(data)[first:last]
 
 
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _replace_invalid_utf8(arr: pa.Array) -> pa.Array:
+    """ORC readers do not check that strings are UTF-8 (a damaged or foreign file may hold
+    other bytes); orc-tools prints them through Java's decoding, which replaces each bad
+    sequence with U+FFFD. Only such columns pay for this Python pass."""
+    raw = arr.cast(pa.binary()).to_pylist()
+    return pa.array([None if v is None else v.decode("utf-8", "replace") for v in raw],
+                    pa.string())
+
+
 def _strings(arr: pa.Array, char: bool = False) -> "Quoted":
     if pa.types.is_large_string(arr.type):
         arr = arr.cast(pa.string())
     if char:
         arr = pc.utf8_rtrim(arr, " ")
-    text = arr
     data = _value_bytes(arr).tobytes()
+    if not data.isascii() and not _is_utf8(data):
+        arr = _replace_invalid_utf8(arr)  # as Java's String decoding does: U+FFFD
+        data = _value_bytes(arr).tobytes()
+    text = arr
     # Most columns need no escaping at all: find that out with two C-speed passes.
     if (len(data.translate(None, _CONTROL_AND_QUOTES)) != len(data)
             or any(sep in data for sep in _LINE_SEPARATORS)):

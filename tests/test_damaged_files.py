@@ -170,3 +170,27 @@ def test_half_of_an_integer_statistic_is_nothing_to_judge_by(tmp_path):
         result = run("validate", tmp_path / "t")
         assert result.code == code, result.out + result.err
         assert ("ACID014" in result.out) == bool(code) and "internal error" not in result.err
+
+
+def test_string_values_that_are_not_utf8_print_as_java_decodes_them(tmp_path):
+    """ORC does not check string bytes; orc-tools prints them through Java's UTF-8 decoding,
+    which puts U+FFFD for each bad sequence. dump and read print the same, and their output
+    stays UTF-8."""
+    import pyorc
+
+    buf = io.BytesIO()
+    writer = pyorc.Writer(buf, "struct<s:string,m:map<string,int>>",
+                          compression=pyorc.CompressionKind.NONE)
+    writer.write(("aqqqqz", {"qqqq": 1}))
+    writer.write(("plain", {"k": 2}))
+    writer.close()
+    path = tmp_path / "t" / "delta_0000001_0000001_0000" / "bucket_00000"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(buf.getvalue().replace(b"qqqq", b"q\xffq\xbe"))
+    out = run("dump", path)
+    assert out.code == 0, out.err
+    assert out.out.splitlines() == [
+        '{"s":"aq\ufffdq\ufffdz","m":[{"_key":"q\ufffdq\ufffd","_value":1}]}',
+        '{"s":"plain","m":[{"_key":"k","_value":2}]}']
+    out = run("read", tmp_path / "t")
+    assert out.code == 0 and "q\ufffdq\ufffd" in out.out, out.err
