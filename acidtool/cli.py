@@ -802,10 +802,18 @@ def _strip_flag(argv: list[str], flag: str) -> tuple[list[str], bool]:
     return argv, False
 
 
+# Commands whose process never gives pandas objects to pyarrow (convert's Spark driver may).
+_PANDAS_FREE = ("dump", "read", "diff", "validate", "meta")
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: the single error boundary of the tool. Typer handles its own usage
     errors (exit 2); acidtool's typed errors become one line here."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if argv is None and args[:1] and args[0] in _PANDAS_FREE:
+        from .orc import leave_pandas_out
+
+        leave_pandas_out()
     args, traceback = _strip_flag(args, "--traceback")
     traceback = traceback or os.environ.get("ACIDTOOL_TRACEBACK") == "1"
     try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import struct
+import sys
 from dataclasses import dataclass, field
 from typing import Iterator
 
@@ -279,11 +280,45 @@ def scan_batches(src: OrcSource, **options) -> Iterator[pa.RecordBatch]:
         yield batch
 
 
-def paorc_fragment(src: OrcSource):
-    """An Arrow dataset fragment over the file (or over the committed bytes of an open one)."""
+_pandas_left_out = False
+
+
+def leave_pandas_out() -> None:
+    """For a process that never hands pandas objects to pyarrow (the CLI's reading commands):
+    ``arrow_dataset()`` then imports pyarrow.dataset without pandas. That import asks pyarrow's
+    pandas shim whether pandas is there, which imports pandas when it is installed: a third of
+    a second of every dump and read. The shim then takes pandas as missing: a later to_pandas()
+    still imports it, but pyarrow no longer recognises pandas objects handed to pa.array(),
+    which is why a library process never does this."""
+    global _pandas_left_out
+    _pandas_left_out = True
+
+
+class _NoPandas:
+    def find_spec(self, name, path=None, target=None):
+        if name == "pandas" or name.startswith("pandas."):
+            raise ImportError("pandas is left out of this process (acidtool.orc)")
+        return None
+
+
+def arrow_dataset():
+    """The pyarrow.dataset module (see ``leave_pandas_out``)."""
+    if _pandas_left_out and "pyarrow.dataset" not in sys.modules and \
+            "pandas" not in sys.modules:
+        blocker = _NoPandas()
+        sys.meta_path.insert(0, blocker)
+        try:
+            import pyarrow.dataset  # noqa: F401
+        finally:
+            sys.meta_path.remove(blocker)
     import pyarrow.dataset as ds
 
-    fmt = ds.OrcFileFormat()
+    return ds
+
+
+def paorc_fragment(src: OrcSource):
+    """An Arrow dataset fragment over the file (or over the committed bytes of an open one)."""
+    fmt = arrow_dataset().OrcFileFormat()
     if src.location is not None:
         fs, path = src.location
         return fmt.make_fragment(path, filesystem=fs)

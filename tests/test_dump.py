@@ -15,6 +15,7 @@ from acidtool.acidwrite import DELETE, INSERT, Event, write_acid_file
 from acidtool.core.bucket import encode_v1
 from acidtool.demo import build_demo
 
+from .helpers.layouts import acid, build, delta, events
 from .helpers.orcfiles import (ALL_TYPES, UTC, all_types_rows, reference_lines, write_orc,
                                write_timestamps)
 from .helpers.runner import run
@@ -266,3 +267,25 @@ def test_union_prints_its_selected_branch(tmp_path):
                      "string>>>", [(5, [1, "a"]), ("x", []), (None, None)])
     assert run("dump", path).out.splitlines() == [
         '{"u":5,"l":[1,"a"]}', '{"u":"x","l":[]}', '{"u":null,"l":null}']
+
+
+@pytest.mark.parametrize("command", ["dump", "read"])
+def test_the_reading_commands_leave_pandas_out(tmp_path, command):
+    """pyarrow.dataset's import makes pyarrow's pandas shim import pandas when it is installed
+    (a third of a second): a dump or read process never needs it. A library process that
+    calls main(argv) keeps pyarrow's pandas support whole."""
+    import importlib.util
+
+    if importlib.util.find_spec("pandas") is None:
+        pytest.skip("pandas is not installed: nothing to leave out")
+    table = build(tmp_path / "t", delta("delta_0000001_0000001_0000", acid(events(1, n=3))))
+    target = table if command == "read" else table / "delta_0000001_0000001_0000/bucket_00000"
+    code = ("import sys\nfrom acidtool.cli import main\n"
+            "sys.argv = ['acidtool', sys.argv[1], sys.argv[2]]\n"
+            "try:\n    main()\n"
+            "except SystemExit as exc:\n    assert not exc.code, exc.code\n"
+            "print('pandas' in sys.modules, file=sys.stderr)\n")
+    proc = subprocess.run([sys.executable, "-c", code, command, str(target)],
+                          capture_output=True, text=True, check=True)
+    assert len(proc.stdout.splitlines()) == 3
+    assert proc.stderr.strip().splitlines()[-1] == "False"
