@@ -190,13 +190,19 @@ def _walk_local(top: str) -> list[PathInfo]:
     """A local directory tree as pyarrow's recursive listing gives it (symbolic links followed,
     broken ones left out), read with ``os.scandir``: directory entries say what they are
     without a stat call, so only files are stat'ed, for their size. A tenth faster than
-    pyarrow's listing plus turning its FileInfo objects into paths (benchmarks/bench_ls.py)."""
+    pyarrow's listing plus turning its FileInfo objects into paths (benchmarks/bench_ls.py).
+
+    A link to a directory the walk is already inside (``up -> ..``) is listed but not entered
+    again, where pyarrow's listing goes round until the system refuses the path: each
+    directory reached through a link remembers the linked directories above it (plain
+    directories above it may be walked once more before the loop shows)."""
     new = tuple.__new__
     out: list[PathInfo] = []
     append = out.append
-    pending = [(top, "")]
+    root = os.stat(top)
+    pending = [(top, "", ((root.st_dev, root.st_ino),))]
     while pending:
-        directory, rel = pending.pop()
+        directory, rel, above = pending.pop()
         try:
             entries = os.scandir(directory)
         except FileNotFoundError:
@@ -208,7 +214,13 @@ def _walk_local(top: str) -> list[PathInfo]:
                 path = rel + entry.name
                 if entry.is_dir():
                     append(new(PathInfo, (path, 0, True)))
-                    pending.append((entry.path, path + "/"))
+                    inside = above
+                    if entry.is_symlink():
+                        st = entry.stat()
+                        if (st.st_dev, st.st_ino) in above:
+                            continue  # a loop: listed, not entered
+                        inside = above + ((st.st_dev, st.st_ino),)
+                    pending.append((entry.path, path + "/", inside))
                     continue
                 try:
                     size = entry.stat().st_size

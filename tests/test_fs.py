@@ -8,6 +8,8 @@ import pytest
 from acidtool.errors import PathError
 from acidtool.fs import list_tree, resolve
 
+from .helpers.runner import run
+
 
 def pyarrow_listing(root):
     infos = pafs.LocalFileSystem().get_file_info(pafs.FileSelector(str(root), recursive=True))
@@ -35,6 +37,30 @@ def test_walk_equals_pyarrows_listing(tmp_path):
     mine = sorted(tuple(p) for p in list_tree(resolve(str(root))))
     assert mine == pyarrow_listing(root)
     assert ("linked_dir/sub/f", 5, False) in mine and ("empty_dir", 0, True) in mine
+
+
+def test_a_link_back_up_the_tree_is_listed_but_not_entered(tmp_path):
+    """pyarrow's listing goes round a link loop until the system refuses the path (with an
+    error as long as the path); the walk lists the link and does not enter it again.
+    Two links to one directory elsewhere are both walked: that is no loop."""
+    root = tmp_path / "t"
+    delta = root / "ds=1" / "delta_0000001_0000001_0000"
+    delta.mkdir(parents=True)
+    (delta / "bucket_00000").write_bytes(b"ORC1")
+    os.symlink("..", delta / "to_partition")
+    os.symlink(root, delta / "to_root")
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "f").write_bytes(b"12")
+    os.symlink(tmp_path / "outside", root / "a")
+    os.symlink(tmp_path / "outside", root / "b")
+    paths = {p.path for p in list_tree(resolve(str(root)))}
+    prefix = "ds=1/delta_0000001_0000001_0000/"
+    assert prefix + "to_root" in paths and prefix + "to_partition" in paths
+    assert not any(p.startswith(prefix + "to_root/") for p in paths)
+    # a link to a plain directory above goes round once before it shows
+    assert max(len(p) for p in paths) < 200
+    assert {"a/f", "b/f"} <= paths
+    assert run("ls", root, "--format", "json").code == 0
 
 
 def scandir_fails(monkeypatch, suffix, error):
