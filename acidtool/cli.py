@@ -618,6 +618,7 @@ def convert_command(
     import time as _time
 
     from .convert import ConvertOptions, commit, metastore_hint, move_sources, plan, write_files
+    from .errors import OrcReadError
 
     opts = ConvertOptions(
         table=table, write_id=write_id, partition=partition, statement_id=statement_id,
@@ -641,7 +642,10 @@ def convert_command(
         from .spark_job import spark_writer
         files = spark_writer(p, master)
     else:
-        files = write_files(p, _progress_rows(p.total_rows))
+        try:
+            files = write_files(p, _progress_rows(p.total_rows))
+        except OrcReadError as exc:  # a source's stripes, damaged past its footer
+            raise OrcReadError(f"{exc}; nothing was written to the table") from None
     summary = commit(p, files, started)
     if move_sources_to:
         move_sources(p, summary, move_sources_to)

@@ -32,7 +32,7 @@ from .core.names import ACID_VERSION_FILE, Base, Delta, bucket_file_name, is_hid
 from .core.orctypes import TypeStringError, struct_fields
 from .errors import AcidToolError, OrcReadError, UsageError
 from .fs import Location, kind_of, list_tree, resolve
-from .orc import is_acid_schema, open_orc
+from .orc import fragment_batches, is_acid_schema, open_orc
 from .orcpatch import with_user_metadata
 
 STAGING_PREFIX = "_acidtool_staging_"
@@ -472,8 +472,8 @@ def _batches(loc: Location, mapping: list[tuple[str, str, str]],
 
     names = [s for _, s, _ in mapping]
     fragment = ds.OrcFileFormat().make_fragment(loc.path, filesystem=loc.fs)
-    for batch in fragment.to_batches(batch_size=1 << 20, columns=names, use_threads=True,
-                                     batch_readahead=0, fragment_readahead=0):
+    for batch in fragment_batches(fragment, loc.url, batch_size=1 << 20, columns=names,
+                                  use_threads=True, batch_readahead=0, fragment_readahead=0):
         table = pa.Table.from_batches([batch]).rename_columns([t for t, _, _ in mapping])
         yield table.cast(schema)
 

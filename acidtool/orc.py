@@ -263,9 +263,14 @@ class TimestampRangeError(OrcReadError):
 
 
 def scan_batches(src: OrcSource, **options) -> Iterator[pa.RecordBatch]:
-    """``to_batches(**options)`` of the file's dataset fragment. Damage that only shows when
-    stripes are decoded (the footer was fine) becomes an OrcReadError naming the file."""
-    batches = iter(paorc_fragment(src).to_batches(**options))
+    """``to_batches(**options)`` of the file's dataset fragment (see ``fragment_batches``)."""
+    return fragment_batches(paorc_fragment(src), src.path, **options)
+
+
+def fragment_batches(fragment, path: str, **options) -> Iterator[pa.RecordBatch]:
+    """``fragment.to_batches(**options)``. Damage that only shows when stripes are decoded
+    (the footer was fine) becomes an OrcReadError naming the file ``path``."""
+    batches = iter(fragment.to_batches(**options))
     while True:
         try:
             batch = next(batches)
@@ -273,10 +278,10 @@ def scan_batches(src: OrcSource, **options) -> Iterator[pa.RecordBatch]:
             return
         except pa.ArrowInvalid as exc:
             if "out of range" in str(exc):
-                raise TimestampRangeError(f"{src.path}: {exc}") from None
-            raise unreadable(src.path, exc) from None
+                raise TimestampRangeError(f"{path}: {exc}") from None
+            raise unreadable(path, exc) from None
         except (pa.ArrowException, OSError, ValueError) as exc:
-            raise unreadable(src.path, exc) from None
+            raise unreadable(path, exc) from None
         yield batch
 
 

@@ -9,6 +9,7 @@ import pyarrow.orc as paorc
 import pytest
 
 from acidtool.core.hashing import bucket_number
+from acidtool.core.orcproto import parse_file_tail
 
 from .helpers.layouts import build, delta, acid, events, plain
 from .helpers.runner import run
@@ -190,6 +191,26 @@ def test_failure_while_committing_leaves_the_table_as_it_was(tmp_path, monkeypat
     assert result.code != 0 and "disk full" in result.err
     assert snapshot(table) == before
     assert src.exists()
+
+
+def test_a_source_damaged_past_its_footer_is_one_line_and_writes_nothing(tmp_path):
+    """The plan reads footers; damage inside a stripe shows only while converting."""
+    src = raw(tmp_path / "s.orc", {"a": list(range(5000)), "b": [f"v{i}" for i in range(5000)]})
+    data = bytearray(src.read_bytes())
+    stripe = parse_file_tail(paorc.ORCFile(str(src)).reader.serialized_file_tail()).stripes[0]
+    start = stripe.offset + stripe.index_length  # the first data stream's compressed chunk
+    data[start + 3:start + 40] = b"\xff" * 37
+    src.write_bytes(bytes(data))
+    assert paorc.ORCFile(str(src)).nrows == 5000  # the footer is fine
+    with pytest.raises(Exception):
+        paorc.ORCFile(str(src)).read()
+    table = build(tmp_path / "t", delta("delta_0000002_0000002_0000", acid(events(2))))
+    before = snapshot(table)
+    result = run("convert", src, "--table", table, "--write-id", "auto")
+    assert result.code == 1 and "internal error" not in result.err, result.err
+    assert str(src) in result.err and "nothing was written" in result.err
+    assert len(result.err.strip().splitlines()) == 1
+    assert snapshot(table) == before and src.exists()
 
 
 def test_dry_run_writes_nothing(tmp_path):
