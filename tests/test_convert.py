@@ -9,9 +9,8 @@ import pyarrow.orc as paorc
 import pytest
 
 from acidtool.core.hashing import bucket_number
-from acidtool.core.orcproto import parse_file_tail
 
-from .helpers.layouts import build, delta, acid, events, plain
+from .helpers.layouts import acid, build, delta, events, plain, with_damaged_stripe
 from .helpers.runner import run
 from .helpers.shared import REALDATA, require
 from .test_validate import datax_table
@@ -196,11 +195,7 @@ def test_failure_while_committing_leaves_the_table_as_it_was(tmp_path, monkeypat
 def test_a_source_damaged_past_its_footer_is_one_line_and_writes_nothing(tmp_path):
     """The plan reads footers; damage inside a stripe shows only while converting."""
     src = raw(tmp_path / "s.orc", {"a": list(range(5000)), "b": [f"v{i}" for i in range(5000)]})
-    data = bytearray(src.read_bytes())
-    stripe = parse_file_tail(paorc.ORCFile(str(src)).reader.serialized_file_tail()).stripes[0]
-    start = stripe.offset + stripe.index_length  # the first data stream's compressed chunk
-    data[start + 3:start + 40] = b"\xff" * 37
-    src.write_bytes(bytes(data))
+    src.write_bytes(with_damaged_stripe(src.read_bytes()))
     assert paorc.ORCFile(str(src)).nrows == 5000  # the footer is fine
     with pytest.raises(Exception):
         paorc.ORCFile(str(src)).read()

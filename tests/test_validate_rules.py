@@ -12,7 +12,7 @@ from acidtool.acidwrite import DELETE, UPDATE, Event
 from acidtool.core.rules import REGISTRY
 
 from .helpers.layouts import (DIR, MARK, ROW, acid, build, delta, events, orc_with_schema,
-                              plain)
+                              plain, with_damaged_stripe)
 from .helpers.runner import run
 
 D1 = "delta_0000001_0000001_0000"
@@ -101,6 +101,11 @@ CASES = [
     Case("ACID006", "flush length beyond the file", lambda: {**valid(),
          f"{D2}/bucket_00000_flush_length": (10**6).to_bytes(8, "big")},
          [f"{D2}/bucket_00000"]),
+    Case("ACID006", "a stripe damaged behind a sound footer, at rows level", lambda: {
+         **valid(), f"{D2}/bucket_00000": with_damaged_stripe(acid(events(2, n=3000)))},
+         [f"{D2}/bucket_00000"], ["--level", "rows"]),
+    Case("ACID006", "the same file at metadata level: only the footer is read", lambda: {
+         **valid(), f"{D2}/bucket_00000": with_damaged_stripe(acid(events(2, n=3000)))}, []),
     # ACID007 not ACID schema
     Case("ACID007", "plain ORC as a bucket file", lambda: {**valid(),
          f"{D2}/bucket_00000": plain()}, [f"{D2}/bucket_00000"]),

@@ -354,8 +354,9 @@ def _acid_version_marker(p: PartitionFacts, ctx: Context):
       what="A data file Hive would read whose bytes are not a readable ORC file: bad magic, a "
            "truncated tail, zero bytes, or a damaged postscript or footer. The whole footer is "
            "decoded (types, stripes, every column's statistics) and checked the way ORC's "
-           "Java reader parses it when it opens a file. Damage inside stripes shows at "
-           "`--level rows`.",
+           "Java reader parses it when it opens a file. At `--level rows`, also a file whose "
+           "ACID columns cannot be decoded (damage inside a stripe; the `row` payload is not "
+           "read).",
       why="The query that reaches the file fails.",
       example="orders/delta_0000004_0000004_0000/bucket_00000 of 0 bytes after a killed copy",
       fix="Restore the file from its source or remove the directory it belongs to.")
@@ -364,6 +365,10 @@ def _unreadable(p: PartitionFacts, ctx: Context):
     for rel, facts in sorted(p.files.items()):
         if facts.error is not None:
             yield r.finding(p.path(rel), facts.error)
+        else:
+            rows = p.rows.get(rel)
+            if rows is not None and rows.error is not None:
+                yield r.finding(p.path(rel), rows.error)
 
 
 @rule("ACID007", "not-acid-schema", "error", "metadata",

@@ -84,3 +84,17 @@ def with_footer(data: bytes, transform) -> bytes:
                    if w in (0, 2))  # the footer has no fixed-width fields
     new_ps = postscript_with_footer_length(ps, len(new))
     return data[:end - footer_length] + new + new_ps + bytes([len(new_ps)])
+
+
+def with_damaged_stripe(data: bytes) -> bytes:
+    """The ORC file with bytes of its first stripe's first data stream overwritten: the footer
+    stays sound, decoding the stream fails (for a compressed file)."""
+    import pyarrow as pa
+    import pyarrow.orc as paorc
+
+    from acidtool.core.orcproto import parse_file_tail
+
+    tail = paorc.ORCFile(pa.BufferReader(data)).reader.serialized_file_tail()
+    stripe = parse_file_tail(tail).stripes[0]
+    start = stripe.offset + stripe.index_length
+    return data[:start + 3] + b"\xff" * 37 + data[start + 40:]
