@@ -175,17 +175,32 @@ def test_types_apart_from_each_other_are_still_one_schema():
 
 
 def test_a_damaged_chunk_does_not_inflate_beyond_the_block_size():
+    """As in ORC's Java reader, a chunk longer than the block size is refused, and so is one
+    that inflates beyond it; a chunk that could inflate without bound is inflated with the
+    bound, not first in full."""
     import zlib
 
     from acidtool.core.orcproto import decompress
 
-    payload = random.Random(7).randbytes(100_000)  # a chunk big enough to take the bounded path
-    packer = zlib.compressobj(6, zlib.DEFLATED, -15)
-    chunk = packer.compress(payload) + packer.flush()
-    framed = (len(chunk) << 1).to_bytes(3, "little") + chunk
-    assert decompress(framed, "ZLIB", 256 * 1024) == payload
-    with pytest.raises(ProtoError, match="beyond the block size"):
-        decompress(framed, "ZLIB", 1024)
+    def framed(payload):
+        packer = zlib.compressobj(6, zlib.DEFLATED, -15)
+        chunk = packer.compress(payload) + packer.flush()
+        return (len(chunk) << 1).to_bytes(3, "little") + chunk, len(chunk)
+
+    rng = random.Random(7)
+    payload = rng.randbytes(100_000)  # big enough to take the bounded path
+    data, length = framed(payload)
+    assert decompress(data, "ZLIB", 256 * 1024) == payload
+    with pytest.raises(ProtoError, match=f"chunk of {length} bytes exceeds the block size"):
+        decompress(data, "ZLIB", 1024)
+    half = rng.randbytes(70_000) + bytes(80_000)  # 70 KB compressed, 150 KB inflated
+    data, length = framed(half)
+    assert length < 100_000
+    with pytest.raises(ProtoError, match="inflates beyond the block size 100000"):
+        decompress(data, "ZLIB", 100_000)
+    small, _ = framed(bytes(5000))  # the unbounded path checks the size it inflated to
+    with pytest.raises(ProtoError, match="inflates beyond the block size 1024"):
+        decompress(small, "ZLIB", 1024)
     with pytest.raises(ProtoError, match="corrupt ZLIB"):
         decompress((10 << 1).to_bytes(3, "little") + b"\xff" * 10, "ZLIB", 1024)
 

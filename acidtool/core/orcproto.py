@@ -600,9 +600,12 @@ def _inflate(chunk: bytes, limit: int) -> bytes:
     bounded inflater costs more to set up, and footer chunks are small."""
     if len(chunk) * _DEFLATE_MAX_RATIO <= _INFLATE_UNCHECKED:
         try:
-            return zlib.decompress(chunk, -15)
+            out = zlib.decompress(chunk, -15)
         except zlib.error as exc:
             raise ProtoError(f"corrupt ZLIB chunk: {exc}") from None
+        if len(out) > limit:  # ORC's readers inflate into a buffer of the block size
+            raise ProtoError(f"ZLIB chunk inflates beyond the block size {limit}")
+        return out
     inflater = zlib.decompressobj(-15)
     try:
         out = inflater.decompress(chunk, limit)
@@ -633,6 +636,9 @@ def decompress(data: bytes, kind: str, block_size: int,
         header = data[pos] | data[pos + 1] << 8 | data[pos + 2] << 16
         pos += 3
         length = header >> 1
+        if length > block_size:  # ORC's Java reader refuses it ("Buffer size too small")
+            raise ProtoError(f"compression chunk of {length} bytes exceeds the block size "
+                             f"{block_size}")
         chunk = data[pos:pos + length]
         if len(chunk) != length:
             raise ProtoError("truncated compression chunk")
