@@ -11,6 +11,8 @@ Hive 2.3's OrcRawRecordMerger does.
 
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass, field
 from typing import Iterator, Sequence
 
@@ -99,6 +101,11 @@ class PartitionReader:
             raise SnapshotError(f"{part.location.url}: Hive would fail: {self.state.error.message}")
 
     # -- planning -----------------------------------------------------------------------------
+    @functools.cached_property
+    def _plan(self) -> tuple[dict[int, _Bucket], list[_File]]:
+        """Made once: original files are opened for their row counts."""
+        return self._files()
+
     def _files(self) -> tuple[dict[int, _Bucket], list[_File]]:
         buckets: dict[int, _Bucket] = {}
         legacy_events: list[_File] = []
@@ -286,7 +293,7 @@ class PartitionReader:
         return pa.table(table_cols)
 
     def tables(self) -> Iterator[pa.Table]:
-        buckets, legacy_events = self._files()
+        buckets, legacy_events = self._plan
         if self.legacy:
             yield from self._legacy(legacy_events)
             return
@@ -441,19 +448,19 @@ class Snapshotted:
     columns: Sequence[str] | None = None
     memory_limit: int | None = None
 
-    def _readers(self) -> Iterator[PartitionReader]:
-        names = None
-        for part in self.table.partitions:
-            yield PartitionReader(part, self.table.snapshot, with_row_id=self.with_row_id,
-                                  columns=self.columns, row_names=names,
-                                  memory_limit=self.memory_limit)
+    @functools.cached_property
+    def _readers(self) -> list[PartitionReader]:
+        """One reader a partition, made once (row names and rows come from the same plans)."""
+        return [PartitionReader(part, self.table.snapshot, with_row_id=self.with_row_id,
+                                columns=self.columns, memory_limit=self.memory_limit)
+                for part in self.table.partitions]
 
     def tables(self) -> Iterator[pa.Table]:
         """Tables of rows. Readers match row columns by position, and Hive 2.3 names them
         _col0.. in inserts but _col1.. in updates (and by name after compaction): every table
         takes the row column names of the first file that has real names."""
         names = self._row_names()
-        for reader in self._readers():
+        for reader in self._readers:
             for table in reader.tables():
                 cols = table.column_names
                 start = 1 if cols and cols[0] == "ROW__ID" else 0
@@ -465,8 +472,8 @@ class Snapshotted:
 
     def _row_names(self) -> list[str] | None:
         first = None
-        for reader in self._readers():
-            buckets, legacy = reader._files()
+        for reader in self._readers:
+            buckets, legacy = reader._plan
             files = legacy + [f for b in buckets.values() for f in b.data]
             for f in files:
                 try:
