@@ -262,15 +262,39 @@ class TimestampRangeError(OrcReadError):
     """Timestamps outside 1677-2262, which Arrow's nanoseconds cannot hold (not damage)."""
 
 
-def scan_batches(src: OrcSource, **options) -> Iterator[pa.RecordBatch]:
-    """``to_batches(**options)`` of the file's dataset fragment (see ``fragment_batches``)."""
-    return fragment_batches(paorc_fragment(src), src.path, **options)
+# Files whose every stripe is at most this big on disk (and this many rows) are read a stripe
+# at a time by the ORC reader itself: Arrow's dataset scanner costs about 0.4 ms a file to set
+# up, ten times a small stripe's read, and tables of many small files are common (streaming
+# ingest, DataX). Larger stripes are streamed in batches so that memory stays bounded.
+SMALL_STRIPE_BYTES = 1 << 20
+SMALL_STRIPE_ROWS = 1 << 17
+
+
+def scan_batches(src: OrcSource, *, batch_size: int, columns: list[str] | None = None,
+                 **options) -> Iterator[pa.RecordBatch]:
+    """The file's rows in batches of at most ``batch_size`` (see ``fragment_batches``)."""
+    stripes = src.footer.stripes
+    if all(s.length <= SMALL_STRIPE_BYTES and s.rows <= SMALL_STRIPE_ROWS for s in stripes):
+        return _translated(_small_stripes(src, batch_size, columns), src.path)
+    return fragment_batches(paorc_fragment(src), src.path, batch_size=batch_size,
+                            columns=columns, **options)
+
+
+def _small_stripes(src: OrcSource, batch_size: int, columns: list[str] | None):
+    for i in range(src.file.nstripes):
+        stripe = src.file.read_stripe(i, columns=columns)
+        for start in range(0, stripe.num_rows, batch_size):
+            yield stripe.slice(start, batch_size)
 
 
 def fragment_batches(fragment, path: str, **options) -> Iterator[pa.RecordBatch]:
     """``fragment.to_batches(**options)``. Damage that only shows when stripes are decoded
     (the footer was fine) becomes an OrcReadError naming the file ``path``."""
-    batches = iter(fragment.to_batches(**options))
+    return _translated(fragment.to_batches(**options), path)
+
+
+def _translated(batches, path: str) -> Iterator[pa.RecordBatch]:
+    batches = iter(batches)
     while True:
         try:
             batch = next(batches)
@@ -285,18 +309,15 @@ def fragment_batches(fragment, path: str, **options) -> Iterator[pa.RecordBatch]
         yield batch
 
 
-_pandas_left_out = False
-
-
 def leave_pandas_out() -> None:
     """For a process that never hands pandas objects to pyarrow (the CLI's reading commands):
-    ``arrow_dataset()`` then imports pyarrow.dataset without pandas. That import asks pyarrow's
-    pandas shim whether pandas is there, which imports pandas when it is installed: a third of
-    a second of every dump and read. The shim then takes pandas as missing: a later to_pandas()
-    still imports it, but pyarrow no longer recognises pandas objects handed to pa.array(),
-    which is why a library process never does this."""
-    global _pandas_left_out
-    _pandas_left_out = True
+    pandas cannot be imported in it from now on. pyarrow's pandas shim imports pandas, when it
+    is installed, the first time any value becomes an Arrow scalar (pyarrow.dataset's import,
+    pc.fill_null): a third of a second of every dump and read, for nothing. The shim then
+    takes pandas as missing and pyarrow no longer recognises pandas objects, which is why a
+    library process never does this."""
+    if not any(isinstance(finder, _NoPandas) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _NoPandas())
 
 
 class _NoPandas:
@@ -306,24 +327,11 @@ class _NoPandas:
         return None
 
 
-def arrow_dataset():
-    """The pyarrow.dataset module (see ``leave_pandas_out``)."""
-    if _pandas_left_out and "pyarrow.dataset" not in sys.modules and \
-            "pandas" not in sys.modules:
-        blocker = _NoPandas()
-        sys.meta_path.insert(0, blocker)
-        try:
-            import pyarrow.dataset  # noqa: F401
-        finally:
-            sys.meta_path.remove(blocker)
-    import pyarrow.dataset as ds
-
-    return ds
-
-
 def paorc_fragment(src: OrcSource):
     """An Arrow dataset fragment over the file (or over the committed bytes of an open one)."""
-    fmt = arrow_dataset().OrcFileFormat()
+    import pyarrow.dataset as ds
+
+    fmt = ds.OrcFileFormat()
     if src.location is not None:
         fs, path = src.location
         return fmt.make_fragment(path, filesystem=fs)

@@ -28,8 +28,7 @@ from .core.rules import REGISTRY, SEVERITIES, Finding, run_rules
 from .core.select import select
 from .errors import UsageError
 from .fs import Location, list_tree, open_ranged, read_bytes, require_dir, resolve
-from .orc import (ACID_COLUMNS, arrow_dataset, footer_through_pyarrow, read_footer_at,
-                  starts_like_orc)
+from .orc import ACID_COLUMNS, footer_through_pyarrow, read_footer_at, starts_like_orc
 from .snapshot_options import Snapshot, make_snapshot
 
 
@@ -124,7 +123,8 @@ def read_footer(loc: Location, rel: str, size: int, flush_side: str | None) -> F
 
 def scan_rows(loc: Location, rel: str, facts: FileFacts) -> RowFacts:
     """Read only the five ACID columns, a batch at a time, and keep what the rules need."""
-    ds = arrow_dataset()
+    import pyarrow.dataset as ds
+
     footer = facts.footer
     names = {n.lower(): n for n, _ in footer.top_level()}
     columns = [names[c.lower()] for c in ACID_COLUMNS[:5]]
