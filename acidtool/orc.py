@@ -150,8 +150,10 @@ def _flush_side_file(loc: Location, rel: str) -> FlushLength | None:
     return parse_flush_lengths(read_bytes(side_loc, side), side_loc.url_of(side))
 
 
-def open_orc(loc: Location, rel: str = "", *, honour_flush_length: bool = True) -> OrcSource:
-    """Open ``loc/rel``. A sibling ``<name>_flush_length`` limits the read to the committed bytes."""
+def open_orc(loc: Location, rel: str = "", *, honour_flush_length: bool = True,
+             footer: Footer | None = None) -> OrcSource:
+    """Open ``loc/rel``. A sibling ``<name>_flush_length`` limits the read to the committed bytes.
+    ``footer``: the file's footer, when the caller has decoded it already."""
     display = loc.url_of(rel)
     size = file_size(loc, rel)
     flush = _flush_side_file(loc, rel) if honour_flush_length else None
@@ -187,7 +189,7 @@ def open_orc(loc: Location, rel: str = "", *, honour_flush_length: bool = True) 
                            "pyarrow cannot read (Hive's reader replaces such bytes)") from None
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise unreadable(display, exc) from None
-    source = OrcSource(display, read_size, orc, raw, flush, size, notes)
+    source = OrcSource(display, read_size, orc, raw, flush, size, notes, _footer=footer)
     if flush is None:
         source.location = (loc.fs, loc.join(rel))
     return source

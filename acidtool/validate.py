@@ -26,9 +26,10 @@ from .core.orcproto import UnsupportedCompression
 from .core.partitions import PartitionListing, discover_tables, split_partitions
 from .core.rules import REGISTRY, SEVERITIES, Finding, run_rules
 from .core.select import select
-from .errors import UsageError
+from .errors import OrcReadError, UsageError
 from .fs import Location, list_tree, open_ranged, read_bytes, require_dir, resolve
-from .orc import ACID_COLUMNS, footer_through_pyarrow, read_footer_at, starts_like_orc
+from .orc import (ACID_COLUMNS, footer_through_pyarrow, open_orc, read_footer_at, scan_batches,
+                  starts_like_orc)
 from .snapshot_options import Snapshot, make_snapshot
 
 
@@ -123,8 +124,6 @@ def read_footer(loc: Location, rel: str, size: int, flush_side: str | None) -> F
 
 def scan_rows(loc: Location, rel: str, facts: FileFacts) -> RowFacts:
     """Read only the five ACID columns, a batch at a time, and keep what the rules need."""
-    import pyarrow.dataset as ds
-
     footer = facts.footer
     names = {n.lower(): n for n, _ in footer.top_level()}
     columns = [names[c.lower()] for c in ACID_COLUMNS[:5]]
@@ -133,18 +132,16 @@ def scan_rows(loc: Location, rel: str, facts: FileFacts) -> RowFacts:
         row += s.rows
         bounds.append(row - 1)  # index of each stripe's last row
     try:
-        if facts.flush_committed is not None:
-            fragment = ds.OrcFileFormat().make_fragment(
-                pa.BufferReader(read_bytes(loc, rel, facts.flush_committed)))
-        else:
-            fragment = ds.OrcFileFormat().make_fragment(loc.join(rel), filesystem=loc.fs)
+        # up to a streaming file's committed length, as Hive reads it
+        src = open_orc(loc, rel, footer=footer)
         acc = _RowAccumulator(bounds)
-        for batch in fragment.to_batches(columns=columns, batch_size=65536, use_threads=False,
-                                         batch_readahead=0, fragment_readahead=0):
+        for batch in scan_batches(src, batch_size=65536, columns=columns, use_threads=False,
+                                  batch_readahead=0, fragment_readahead=0):
             acc.add(*(batch.column(i) for i in range(5)))
         return acc.facts(rel)
-    except (pa.ArrowException, OSError, ValueError) as exc:
-        return RowFacts(rel, error=f"rows not readable: {(str(exc).splitlines() or [''])[0]}")
+    except OrcReadError as exc:
+        reason = str(exc).removeprefix(f"{loc.url_of(rel)}: ")
+        return RowFacts(rel, error=f"ACID columns not readable: {reason}")
 
 
 class _RowAccumulator:
