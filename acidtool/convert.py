@@ -32,7 +32,7 @@ from .core.names import ACID_VERSION_FILE, Base, Delta, bucket_file_name, is_hid
 from .core.orctypes import TypeStringError, struct_fields
 from .errors import AcidToolError, OrcReadError, UsageError
 from .fs import Location, kind_of, list_tree, resolve
-from .orc import fragment_batches, is_acid_schema, open_orc
+from .orc import fragment_batches, footer_through_pyarrow, is_acid_schema, open_orc
 from .orcpatch import with_user_metadata
 
 STAGING_PREFIX = "_acidtool_staging_"
@@ -453,9 +453,7 @@ class BucketWriters(dict):
 
 
 def _footer(data: bytes):
-    from .core.orcproto import parse_file_tail
-
-    return parse_file_tail(paorc.ORCFile(pa.BufferReader(data)).reader.serialized_file_tail())
+    return footer_through_pyarrow(pa.BufferReader(data))
 
 
 def _source_batches(p: Plan) -> Iterator[tuple[int, pa.Table]]:

@@ -90,11 +90,9 @@ def with_damaged_stripe(data: bytes) -> bytes:
     """The ORC file with bytes of its first stripe's first data stream overwritten: the footer
     stays sound, decoding the stream fails (for a compressed file)."""
     import pyarrow as pa
-    import pyarrow.orc as paorc
 
-    from acidtool.core.orcproto import parse_file_tail
+    from acidtool.orc import footer_through_pyarrow
 
-    tail = paorc.ORCFile(pa.BufferReader(data)).reader.serialized_file_tail()
-    stripe = parse_file_tail(tail).stripes[0]
+    stripe = footer_through_pyarrow(pa.BufferReader(data)).stripes[0]
     start = stripe.offset + stripe.index_length
     return data[:start + 3] + b"\xff" * 37 + data[start + 40:]
