@@ -255,9 +255,14 @@ def _decode_names(schema: pa.Schema) -> None:
         pending.extend(field.type.field(i) for i in range(field.type.num_fields))
 
 
-def unreadable(path: str, exc: Exception) -> OrcReadError:
+def unreadable_reason(exc: Exception) -> str:
+    """What to say of a file whose bytes an ORC reader (or the footer decoder) refused."""
     first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    return OrcReadError(f"{path}: not readable as ORC (truncated or corrupt): {first}")
+    return f"not readable as ORC (truncated or corrupt): {first}"
+
+
+def unreadable(path: str, exc: Exception) -> OrcReadError:
+    return OrcReadError(f"{path}: {unreadable_reason(exc)}")
 
 
 class TimestampRangeError(OrcReadError):

@@ -29,7 +29,7 @@ from .core.select import select
 from .errors import OrcReadError, UsageError
 from .fs import Location, list_tree, open_ranged, read_bytes, require_dir, resolve
 from .orc import (ACID_COLUMNS, footer_through_pyarrow, open_orc, read_footer_at, scan_batches,
-                  starts_like_orc)
+                  starts_like_orc, unreadable_reason)
 from .snapshot_options import Snapshot, make_snapshot
 
 
@@ -117,9 +117,7 @@ def read_footer(loc: Location, rel: str, size: int, flush_side: str | None) -> F
                 footer = footer_through_pyarrow(source)
         return FileFacts(rel, size, footer.check(), flush_committed=committed)
     except (pa.ArrowException, OSError, ValueError) as exc:
-        first = (str(exc).splitlines() or [type(exc).__name__])[0]
-        return FileFacts(rel, size, error=f"not readable as ORC (truncated or corrupt): {first}",
-                         flush_committed=committed)
+        return FileFacts(rel, size, error=unreadable_reason(exc), flush_committed=committed)
 
 
 def scan_rows(loc: Location, rel: str, facts: FileFacts) -> RowFacts:
