@@ -104,9 +104,6 @@ class PartitionReader:
     @functools.cached_property
     def _plan(self) -> tuple[dict[int, _Bucket], list[_File]]:
         """Made once: original files are opened for their row counts."""
-        return self._files()
-
-    def _files(self) -> tuple[dict[int, _Bucket], list[_File]]:
         buckets: dict[int, _Bucket] = {}
         legacy_events: list[_File] = []
         st, version = self.state, self.version
