@@ -1,11 +1,11 @@
-"""The ORC file tail (protobuf), decoded with the standard library only.
+"""The ORC file tail: postscript, footer (types, stripes, user metadata, column statistics).
 
 Two ways in: the serialized ``FileTail`` that pyarrow hands over with a file it has opened
 (``parse_file_tail``), or the last bytes of the file as read from storage (``parse_postscript``
 then ``footer_from_tail``), which is one ranged read and no ORC reader at all: what validate
-does for every file. Only the fields acidtool uses are decoded (stripes, types, user metadata,
-column statistics, calendar). Field numbers follow ORC's ``orc_proto.proto``; unknown fields are
-skipped, as protobuf requires.
+does for every file. The messages are parsed by protobuf (``orcmessages``), whole, as ORC's
+readers parse them; the parts acidtool uses become plain values on first use. Compression
+chunks are undone here, and the type tree is checked as ORC's Java reader checks it.
 """
 
 from __future__ import annotations
@@ -14,6 +14,10 @@ import functools
 import zlib
 from dataclasses import dataclass, field  # noqa: F401
 from typing import Callable, Mapping, NamedTuple
+
+from google.protobuf.message import DecodeError
+
+from .orcmessages import FileTailMessage, FooterMessage, PostScriptMessage
 
 _KINDS = ("boolean", "tinyint", "smallint", "int", "bigint", "float", "double", "string",
           "binary", "timestamp", "array", "map", "struct", "uniontype", "decimal", "date",
@@ -46,10 +50,6 @@ def read_varint(buf: bytes, pos: int) -> tuple[int, int]:
         shift += 7
         if shift > 70:
             raise ProtoError("varint too long")
-
-
-def _zigzag(n: int) -> int:
-    return (n >> 1) ^ -(n & 1)
 
 
 def fields(buf: bytes):
@@ -122,42 +122,66 @@ class OrcType:
 
 
 class Footer:
-    """The decoded footer. Parsing keeps each repeated field's raw bytes and decodes types,
-    stripes, metadata and statistics only when asked (validation of 10,000 files needs a few
-    top-level columns' statistics, not every column's)."""
+    """The decoded footer. Protobuf parses it whole when it is read (malformed bytes fail
+    there, as in ORC's readers); what every caller needs is kept as values (rows, user
+    metadata, the raw types, the stripe count) and the rest (stripes, statistics) on first
+    use. The parsed message is kept until ``release()``: it costs 5 KB, and validation, which
+    holds the footers of a whole warehouse tree, releases each once it has what it needs;
+    after that, parts are taken from the raw bytes, parsed again."""
 
-    def __init__(self, rows: int, raw_stripes: list, raw_types: bytes, metadata: dict,
-                 raw_stats: list, calendar: str | None, software_version: str | None,
-                 row_index_stride: int | None):
-        self.rows = rows
-        self._raw_stripes, self._raw_types, self._raw_stats = raw_stripes, raw_types, raw_stats
-        self.metadata = metadata
-        self.calendar = calendar
-        self.software_version = software_version
-        self.row_index_stride = row_index_stride
-        self._stripes = self._types = self._top = None
-        self._stats: dict[int, ColumnStats] = {}
+    __slots__ = ("_raw", "_msg", "rows", "metadata", "stripe_count", "_types", "_schema",
+                 "_stripes", "_stats")
+
+    def __init__(self, raw: bytes, msg):
+        self._raw, self._msg = raw, msg
+        self.rows: int = msg.numberOfRows
+        # a later item of the same name wins, as in ORC's readers
+        self.metadata: dict[str, bytes] = {m.name.decode("utf-8", "replace"): m.value
+                                           for m in msg.metadata}
+        self.stripe_count: int = len(msg.stripes)
+        self._types = tuple(msg.types)
+        self._schema = self._stripes = self._stats = None
+
+    def _message(self):
+        if self._msg is not None:
+            return self._msg
+        return FooterMessage.FromString(self._raw)  # it parsed before: it parses again
+
+    def release(self) -> Footer:
+        """Drop the parsed message; what is asked for later is parsed from the raw bytes."""
+        self._msg = None
+        return self
 
     def check(self) -> Footer:
-        """Decode now what is otherwise decoded on first use (types, stripes, every column's
-        statistics): ORC readers parse the whole footer when they open a file and fail on any
-        damage in it, and so does this, instead of failing later in whatever asks first."""
+        """Decode now what is otherwise decoded on first use (the types: the parse already
+        checked the rest): ORC readers fail on a damaged footer when they open a file, and so
+        does this, instead of failing later in whatever asks first."""
         if not self.schema.types:
             raise ProtoError("the footer has no types")
-        self.stripes  # noqa: B018 - decoded for its errors
-        for column in range(len(self._raw_stats)):
-            self.stats(column)
         return self
+
+    @property
+    def calendar(self) -> str | None:
+        return _CALENDARS.get(self._message().calendar)
+
+    @property
+    def software_version(self) -> str | None:
+        msg = self._message()
+        return msg.softwareVersion.decode("utf-8", "replace") \
+            if msg.HasField("softwareVersion") else None
+
+    @property
+    def row_index_stride(self) -> int | None:
+        msg = self._message()
+        return msg.rowIndexStride if msg.HasField("rowIndexStride") else None
 
     @property
     def stripes(self) -> tuple[StripeInfo, ...]:
         if self._stripes is None:
-            self._stripes = tuple(_stripe(b) for b in self._raw_stripes)
+            self._stripes = tuple(StripeInfo(s.offset, s.indexLength, s.dataLength,
+                                             s.footerLength, s.numberOfRows)
+                                  for s in self._message().stripes)
         return self._stripes
-
-    @property
-    def stripe_count(self) -> int:
-        return len(self._raw_stripes)
 
     @property
     def stripe_rows(self) -> tuple[int, ...]:
@@ -165,25 +189,40 @@ class Footer:
 
     @property
     def schema(self) -> "_Schema":
-        if self._types is None:
-            self._types = _schema(self._raw_types)
-        return self._types
+        if self._schema is None:
+            self._schema = _schema(self._types)
+        return self._schema
 
     @property
     def types(self) -> tuple[OrcType, ...]:
         return self.schema.types
 
     @property
-    def statistics(self) -> "_LazyStats":
-        return _LazyStats(self)
+    def statistics(self) -> tuple[ColumnStats, ...]:
+        """Every column's statistics, in column id order."""
+        if self._stats is None:
+            self._stats = tuple(_column_stats(st) for st in self._message().statistics)
+        return self._stats
 
     def stats(self, column: int) -> ColumnStats | None:
-        if column >= len(self._raw_stats):
-            return None
-        found = self._stats.get(column)
-        if found is None:
-            found = self._stats[column] = _column_stats(self._raw_stats[column])
-        return found
+        all_stats = self.statistics
+        return all_stats[column] if 0 <= column < len(all_stats) else None
+
+    def int_ranges(self, columns) -> list[tuple[int, int] | None]:
+        """(minimum, maximum) of each column's integer statistics, where the writer gave both
+        (else None): what validation judges ACID columns by, without decoding every column."""
+        all_stats = self._message().statistics
+        out = []
+        for column in columns:
+            found = None
+            if 0 <= column < len(all_stats):
+                st = all_stats[column]
+                if st.HasField("intStatistics"):
+                    ints = st.intStatistics
+                    if ints.HasField("minimum") and ints.HasField("maximum"):
+                        found = ints.minimum, ints.maximum
+            out.append(found)  # absent, or half there (a damaged footer): nothing to judge by
+        return out
 
     def column_names(self) -> list[tuple[int, str]]:
         """(column id, dotted name) in pre-order, as meta shows them."""
@@ -217,33 +256,18 @@ class Footer:
         return self.schema.top
 
 
-class _LazyStats:
-    """``footer.statistics[i]``, decoded on access."""
-
-    def __init__(self, footer: Footer):
-        self.footer = footer
-
-    def __len__(self) -> int:
-        return len(self.footer._raw_stats)
-
-    def __getitem__(self, column: int) -> ColumnStats:
-        if column < 0 or column >= len(self):
-            raise IndexError(column)
-        return self.footer.stats(column)
-
-    def __iter__(self):
-        return (self[i] for i in range(len(self)))
+_CALENDARS = {1: "JULIAN_GREGORIAN", 2: "PROLEPTIC_GREGORIAN"}
 
 
-# The files of one table share their types and often their statistics byte for byte, so
-# decoding is memoised on the raw bytes: validating 10,000 files decodes each schema once.
+# The files of one table share their types byte for byte, so decoding is memoised on the raw
+# bytes: validating 10,000 files decodes each schema once.
 
 class _Schema:
     """Decoded types of one schema, with their type strings and top-level fields, shared by
-    every file that has the same type bytes (the footer's run of ``types`` fields)."""
+    every file that has the same type bytes (the footer's ``types``, one message each)."""
 
-    def __init__(self, raw: bytes):
-        self.types = tuple(_type(v) for n, w, v in fields(raw) if n == 4 and w == 2)
+    def __init__(self, raw: tuple[bytes, ...]):
+        self.types = tuple(_type(v) for v in raw)
         _check_tree(self.types)
         self.strings: dict[int, str] = {}
         root = self.types[0] if self.types else OrcType("struct")
@@ -296,7 +320,7 @@ def _check_tree(types: tuple[OrcType, ...]) -> None:
 
 
 @functools.lru_cache(maxsize=4096)
-def _schema(raw: bytes) -> _Schema:
+def _schema(raw: tuple[bytes, ...]) -> _Schema:
     return _Schema(raw)
 
 
@@ -305,75 +329,54 @@ def _name(name: str) -> str:
     return name if simple else "`" + name.replace("`", "``") + "`"
 
 
-def _int_stats(buf: bytes) -> IntStats:
-    lo = hi = total = None
-    for number, wire, value in fields(buf):
-        if number == 1 and wire == 0:
-            lo = _zigzag(value)
-        elif number == 2 and wire == 0:
-            hi = _zigzag(value)
-        elif number == 3 and wire == 0:
-            total = _zigzag(value)
-    return IntStats(lo, hi, total)
+def _ints(msg) -> IntStats:
+    return IntStats(msg.minimum if msg.HasField("minimum") else None,
+                    msg.maximum if msg.HasField("maximum") else None,
+                    msg.sum if msg.HasField("sum") else None)
 
 
-def _double(raw: int) -> float:
-    import struct
-
-    return struct.unpack("<d", raw.to_bytes(8, "little"))[0]
-
-
-_TEXT_STATS = {1: "minimum", 2: "maximum", 4: "lower_bound", 5: "upper_bound"}
-
-
-def _typed_stats(number: int, buf: bytes) -> dict:
-    """The type-specific statistics message, as plain values."""
-    out: dict = {}
-    for f_number, f_wire, value in fields(buf):
-        if number == 3 and f_wire == 1:  # DoubleStatistics: min, max, sum (fixed64)
-            out[{1: "minimum", 2: "maximum", 3: "sum"}.get(f_number, str(f_number))] = _double(value)
-        elif number == 4:  # StringStatistics
-            if f_number in _TEXT_STATS and f_wire == 2:
-                out[_TEXT_STATS[f_number]] = value.decode("utf-8", "replace")
-            elif f_number == 3 and f_wire == 0:
-                out["total_length"] = _zigzag(value)
-        elif number == 5 and f_number == 1:  # BucketStatistics: true count (packed)
-            out["true_count"] = sum(_packed(value, f_wire))
-        elif number == 6 and f_wire == 2:  # DecimalStatistics: strings
-            out[{1: "minimum", 2: "maximum", 3: "sum"}.get(f_number, str(f_number))] = \
-                value.decode("ascii", "replace")
-        elif number == 7 and f_wire == 0:  # DateStatistics: days
-            out[{1: "minimum", 2: "maximum"}.get(f_number, str(f_number))] = _zigzag(value)
-        elif number == 8 and f_number == 1 and f_wire == 0:  # BinaryStatistics
-            out["total_length"] = _zigzag(value)
-        elif number == 9 and f_wire == 0:  # TimestampStatistics (milliseconds)
-            out[{1: "minimum_local", 2: "maximum_local", 3: "minimum_utc",
-                 4: "maximum_utc", 5: "minimum_nanos", 6: "maximum_nanos"}.get(
-                     f_number, str(f_number))] = _zigzag(value) if f_number <= 4 else value
+def _present(msg, names: dict[str, str], text: str | None = None) -> dict:
+    """The fields of a statistics message that are set, under the names meta shows."""
+    out = {}
+    for field_name, shown in names.items():
+        if msg.HasField(field_name):
+            value = getattr(msg, field_name)
+            out[shown] = value.decode(text, "replace") if isinstance(value, bytes) else value
     return out
 
 
-@functools.lru_cache(maxsize=65536)
-def _column_stats(buf: bytes) -> ColumnStats:
-    count = has_null = ints = on_disk = None
-    values: dict = {}
-    for number, wire, value in fields(buf):
-        if number == 1 and wire == 0:
-            count = value
-        elif number == 2 and wire == 2:
-            ints = _int_stats(value)
-            values = {"minimum": ints.minimum, "maximum": ints.maximum, "sum": ints.sum}
-        elif 3 <= number <= 9 and wire == 2:
-            values = _typed_stats(number, value)
-        elif number == 10 and wire == 0:
-            has_null = bool(value)
-        elif number == 11 and wire == 0:
-            on_disk = value
-        elif number == 12 and wire == 2:  # CollectionStatistics: not shown, but parsed as
-            for _ in fields(value):       # ORC readers parse it (and fail on damage in it)
-                pass
-    return ColumnStats(count, has_null, ints, {k: v for k, v in values.items() if v is not None},
-                       on_disk)
+_MIN_MAX_SUM = {"minimum": "minimum", "maximum": "maximum", "sum": "sum"}
+_TYPED = {  # ColumnStatistics field: how its values are shown, and the text codec of its bytes
+    "doubleStatistics": (_MIN_MAX_SUM, None),
+    "stringStatistics": ({"minimum": "minimum", "maximum": "maximum", "sum": "total_length",
+                          "lowerBound": "lower_bound", "upperBound": "upper_bound"}, "utf-8"),
+    "decimalStatistics": (_MIN_MAX_SUM, "ascii"),
+    "dateStatistics": ({"minimum": "minimum", "maximum": "maximum"}, None),
+    "binaryStatistics": ({"sum": "total_length"}, None),
+    "timestampStatistics": ({"minimum": "minimum_local", "maximum": "maximum_local",
+                             "minimumUtc": "minimum_utc", "maximumUtc": "maximum_utc",
+                             "minimumNanos": "minimum_nanos", "maximumNanos": "maximum_nanos"},
+                            None),
+}
+
+
+def _column_stats(msg) -> ColumnStats:
+    """A parsed ColumnStatistics message as plain values."""
+    ints, values = None, {}
+    if msg.HasField("intStatistics"):
+        ints = _ints(msg.intStatistics)
+        values = {k: v for k, v in (("minimum", ints.minimum), ("maximum", ints.maximum),
+                                          ("sum", ints.sum)) if v is not None}
+    elif msg.HasField("bucketStatistics"):
+        values = {"true_count": sum(msg.bucketStatistics.count)}
+    else:
+        for name, (shown, text) in _TYPED.items():
+            if msg.HasField(name):
+                values = _present(getattr(msg, name), shown, text)
+                break
+    return ColumnStats(msg.numberOfValues if msg.HasField("numberOfValues") else None,
+                       msg.hasNull if msg.HasField("hasNull") else None, ints, values,
+                       msg.bytesOnDisk if msg.HasField("bytesOnDisk") else None)
 
 
 def _packed(value, wire) -> list[int]:
@@ -412,97 +415,17 @@ def _type(buf: bytes) -> OrcType:
     return OrcType(kind, tuple(subtypes), tuple(names), max_len, precision, scale)
 
 
-@functools.lru_cache(maxsize=65536)
-def _metadata_item(buf: bytes) -> tuple[str, bytes]:
-    name, data = "", b""
-    for number, wire, value in fields(buf):
-        if number == 1 and wire == 2:
-            name = value.decode("utf-8", "replace")
-        elif number == 2 and wire == 2:
-            data = bytes(value)
-    return name, data
-
-
-@functools.lru_cache(maxsize=65536)
-def _stripe(buf: bytes) -> StripeInfo:
-    values = {1: 0, 2: 0, 3: 0, 4: 0, 5: 0}
-    for number, wire, value in fields(buf):
-        if number in values and wire == 0:
-            values[number] = value
-    return StripeInfo(values[1], values[2], values[3], values[4], values[5])
+def _parsed(message_class, buf: bytes, what: str):
+    try:
+        return message_class.FromString(buf)
+    except DecodeError:
+        raise ProtoError(f"the {what} is not a well-formed protobuf message") from None
 
 
 def parse_footer(buf: bytes) -> Footer:
-    """One pass over the footer's top-level fields, keeping raw slices of the repeated ones.
-
-    The field loop of ``fields()`` is written out here with one-byte keys and lengths read
-    inline, because a footer has a field per stripe, type and column statistic and this runs
-    once per file that validate reads. The types are kept as the one run of bytes that holds
-    them (writers put repeated fields together), which is also the key of the decoded schema
-    that the files of a table share."""
-    if not isinstance(buf, bytes):
-        buf = bytes(buf)
-    rows, stripes, metadata, stats = 0, [], {}, []
-    calendar = software = stride = None
-    types_from = types_to = None
-    types_apart = False
-    pos, end = 0, len(buf)
-    while pos < end:
-        at = pos
-        b = buf[pos]
-        if b < 0x80:
-            key, pos = b, pos + 1
-        else:
-            key, pos = read_varint(buf, pos)
-        number, wire = key >> 3, key & 7
-        if number == 0:
-            raise ProtoError("field number 0")
-        if wire == 2:
-            b = buf[pos] if pos < end else 0x80
-            if b < 0x80:
-                length, pos = b, pos + 1
-            else:
-                length, pos = read_varint(buf, pos)
-            stop = pos + length
-            if number == 7:
-                stats.append(buf[pos:stop])
-            elif number == 4:
-                if types_from is None:
-                    types_from = at
-                elif types_to != at:
-                    types_apart = True
-                types_to = stop
-            elif number == 3:
-                stripes.append(buf[pos:stop])
-            elif number == 5:
-                name, data = _metadata_item(buf[pos:stop])
-                metadata[name] = data
-            elif number == 12:
-                software = buf[pos:stop].decode("utf-8", "replace")
-            pos = stop
-        elif wire == 0:
-            value, pos = read_varint(buf, pos)
-            if number == 6:
-                rows = value
-            elif number == 8:
-                stride = value
-            elif number == 11:
-                calendar = {1: "JULIAN_GREGORIAN", 2: "PROLEPTIC_GREGORIAN"}.get(value)
-        elif wire == 1:
-            pos += 8
-        elif wire == 5:
-            pos += 4
-        else:
-            raise ProtoError(f"unsupported wire type {wire}")
-    if pos > end:
-        raise ProtoError("truncated field")
-    if types_from is None:
-        types = b""
-    elif types_apart:  # types interleaved with other fields: gather them, in order
-        types = b"".join(encode_field(4, v) for n, w, v in fields(buf) if n == 4 and w == 2)
-    else:
-        types = buf[types_from:types_to]
-    return Footer(rows, stripes, types, metadata, stats, calendar, software, stride)
+    """The ``Footer`` message: parsed whole, as ORC's readers parse it."""
+    buf = bytes(buf)
+    return Footer(buf, _parsed(FooterMessage, buf, "footer"))
 
 
 def encode_varint(n: int) -> bytes:
@@ -523,10 +446,10 @@ def encode_field(number: int, value: bytes | int) -> bytes:
 
 def parse_file_tail(buf: bytes) -> Footer:
     """``FileTail`` (as pyarrow's ``serialized_file_tail()`` returns it): its footer."""
-    for number, wire, value in fields(buf):
-        if number == 2 and wire == 2:
-            return parse_footer(value)
-    raise ProtoError("no footer in the file tail")
+    tail = _parsed(FileTailMessage, bytes(buf), "file tail")
+    if not tail.HasField("footer"):
+        raise ProtoError("no footer in the file tail")
+    return Footer(tail.footer.SerializeToString(), tail.footer)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -560,28 +483,10 @@ def parse_postscript(tail: bytes, file_size: int) -> PostScript:
     length = tail[-1]
     if length < 4 or length + 1 > len(tail):
         raise ProtoError(f"invalid postscript length {length}")
-    values = {1: 0, 2: 0, 3: 256 * 1024}
     buf = tail[-1 - length:-1]
-    pos = 0
-    while pos < length:  # fields() written out: this runs once per file validate reads
-        key, pos = read_varint(buf, pos)
-        wire = key & 7
-        if key < 8:
-            raise ProtoError("postscript has a field numbered 0")
-        if wire == 0:
-            values[key >> 3], pos = read_varint(buf, pos)
-        elif wire == 2:
-            size, pos = read_varint(buf, pos)
-            if key >> 3 == 4:  # the version, packed varints: protobuf fails on a broken one
-                _packed(buf[pos:pos + size], wire)
-            pos += size
-        elif wire == 1 or wire == 5:  # fixed-width fields the postscript does not declare
-            pos += 8 if wire == 1 else 4
-        else:
-            raise ProtoError(f"postscript has a field of wire type {wire}")
-    if pos > length:
-        raise ProtoError("postscript ends inside a field")
-    footer_length, compression, block_size = values[1], values[2], values[3]
+    ps = _parsed(PostScriptMessage, buf, "postscript")
+    footer_length, compression = ps.footerLength, ps.compression
+    block_size = ps.compressionBlockSize if ps.HasField("compressionBlockSize") else 256 * 1024
     kind = COMPRESSION_KINDS[compression] if compression < len(COMPRESSION_KINDS) \
         else f"kind{compression}"
     if footer_length + length + 4 > file_size:
