@@ -115,9 +115,17 @@ def read_footer(loc: Location, rel: str, size: int, flush_side: str | None) -> F
             with (pa.BufferReader(read_bytes(loc, rel, length)) if committed is not None
                   else loc.fs.open_input_file(loc.join(rel))) as source:
                 footer = footer_through_pyarrow(source)
-        return FileFacts(rel, size, footer.check(), flush_committed=committed)
+        footer.check()
+        ranges = None
+        if footer.schema.lower_names == _ACID_LOWER:
+            ranges = tuple(footer.int_ranges([cid for _, cid in footer.top_level()[:5]]))
+        return FileFacts(rel, size, footer.release(), flush_committed=committed,
+                         event_ranges=ranges)
     except (pa.ArrowException, OSError, ValueError) as exc:
         return FileFacts(rel, size, error=unreadable_reason(exc), flush_committed=committed)
+
+
+_ACID_LOWER = tuple(c.lower() for c in ACID_COLUMNS)
 
 
 def scan_rows(loc: Location, rel: str, facts: FileFacts) -> RowFacts:
@@ -286,11 +294,6 @@ def _plan(loc: Location, part: PartitionListing, opts: ValidateOptions) -> _Pend
     return _Pending(ploc, part.name, listing, state, todo, acid_markers)
 
 
-def _acid_named(facts: FileFacts) -> bool:
-    names = [n.lower() for n, _ in facts.footer.top_level()]
-    return names == [c.lower() for c in ACID_COLUMNS]
-
-
 def _threads(loc: Location, jobs: int) -> int:
     """Threads for reading footers. On a local disk a footer read is a few microseconds of I/O
     and the rest is Python under the GIL: threads only add hand-offs (bench_validate.py measures
@@ -309,7 +312,7 @@ def _read_all(pending: list[_Pending], opts: ValidateOptions, pool: ThreadPoolEx
         p, (rel, size, side) = job
         facts = read_footer(p.loc, rel, size, side)
         row_facts = None
-        if opts.level == "rows" and facts.error is None and _acid_named(facts):
+        if opts.level == "rows" and facts.event_ranges is not None:
             row_facts = scan_rows(p.loc, rel, facts)
         bar.tick()
         return p, facts, row_facts

@@ -13,11 +13,11 @@ import functools
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator, NamedTuple
 
 from .bucket import BucketCodecError, decode
 from .errors import InvalidNameError
-from .facts import Context, FileFacts, PartitionFacts, TableFacts
+from .facts import Context, FileFacts, PartitionFacts, RowFacts, TableFacts
 from .names import (ACID_VERSION_FILE, METADATA_FILE, NO_STATEMENT, Base, Delta, FileName,
                     is_hidden, parse_bucket_id, parse_dir_name)
 from .orctypes import TypeStringError, normalize, struct_fields
@@ -95,7 +95,28 @@ class _Index:
                 facts = files.get(rel)
                 self.live_files.append((entry, name, rel, facts))
                 if facts is not None and facts.error is None and _is_acid_file(facts):
-                    self.acid_files.append((entry, rel, facts))
+                    self.acid_files.append(_acid_file(entry, rel, facts, p.rows.get(rel)))
+
+
+class _AcidFile(NamedTuple):
+    """A readable ACID-schema file of a live directory, with what the rules judge it by: the
+    row scan (at --level rows) or else the (min, max) statistics of its event columns."""
+
+    entry: object
+    rel: str
+    facts: FileFacts
+    scan: RowFacts | None  # None when the rows were not scanned, or not readable
+    operation: tuple[int, int] | None
+    original: tuple[int, int] | None
+    bucket: tuple[int, int] | None
+    current: tuple[int, int] | None
+
+
+def _acid_file(entry, rel: str, facts: FileFacts, scan: RowFacts | None) -> _AcidFile:
+    op, org, bucket, _, cur = facts.event_ranges
+    if scan is not None and scan.error is not None:
+        scan = None
+    return _AcidFile(entry, rel, facts, scan, op, org, bucket, cur)
 
 
 def _index(p: PartitionFacts) -> _Index:
@@ -165,26 +186,14 @@ def _is_acid_file(facts: FileFacts | None) -> bool:
     return facts.footer.schema.lower_names == _ACID_LOWER
 
 
-def _column_ints(facts: FileFacts, name: str):
-    """(min, max) integer statistics of a top-level column, or None."""
-    cid = facts.footer.schema.by_lower_name.get(name.lower())
-    if cid is None:
-        return None
-    st = facts.footer.stats(cid)
-    ints = st.ints if st is not None else None
-    if ints is not None and ints.minimum is not None and ints.maximum is not None:
-        return ints.minimum, ints.maximum
-    return None  # absent, or half there (a damaged footer): nothing to judge by
-
-
 def _column_values(facts: FileFacts, name: str) -> int | None:
     cid = facts.footer.schema.by_lower_name.get(name.lower())
     st = facts.footer.stats(cid) if cid is not None else None
     return st.number_of_values if st is not None else None
 
 
-def _acid_files(p: PartitionFacts) -> Iterator[tuple[object, str, FileFacts]]:
-    """(entry, relative path, footer facts) for readable ACID-schema files of live directories."""
+def _acid_files(p: PartitionFacts) -> Iterator[_AcidFile]:
+    """The readable ACID-schema files of live directories."""
     return iter(_index(p).acid_files)
 
 
@@ -406,22 +415,34 @@ def _schema_mismatch(p: PartitionFacts, ctx: Context):
     for rel, facts in sorted(p.files.items()):
         if facts.error is not None or facts.footer is None:
             continue
-        fields = _top_fields(facts.footer)
-        names = [n for n, _ in fields]
-        lower = [n.lower() for n in names]
-        if "row" not in lower and len(set(lower) & {n.lower() for n in ACID_NAMES}) < 3:
-            continue
-        types = tuple(t for _, t in fields[:5])
-        exact = tuple(names) == ACID_NAMES and types == ACID_TYPES and \
-            fields[5][1].startswith("struct<")
-        if exact:
-            continue
-        if lower == [n.lower() for n in ACID_NAMES] and types == ACID_TYPES:
-            yield r.finding(p.path(rel), "ACID field names differ in case from Hive's "
-                            f"({', '.join(names)})", "warning")
-        else:
-            yield r.finding(p.path(rel), "ACID-like schema with wrong fields: "
-                            f"{facts.footer.type_string()[:160]}")
+        problem = _schema_problem(facts.footer)
+        if problem is not None:
+            yield r.finding(p.path(rel), problem[1], problem[0])
+
+
+def _schema_problem(footer) -> tuple[str | None, str] | None:
+    """(severity or None for the rule's, message) of an ACID-like schema that is not exactly
+    the event schema; worked out once per schema."""
+    derived = footer.schema.derived
+    if "acid008" not in derived:
+        derived["acid008"] = _judge_schema(footer)
+    return derived["acid008"]
+
+
+def _judge_schema(footer) -> tuple[str | None, str] | None:
+    fields = _top_fields(footer)
+    names = [n for n, _ in fields]
+    lower = [n.lower() for n in names]
+    if "row" not in lower and len(set(lower) & {n.lower() for n in ACID_NAMES}) < 3:
+        return None
+    types = tuple(t for _, t in fields[:5])
+    exact = tuple(names) == ACID_NAMES and types == ACID_TYPES and \
+        fields[5][1].startswith("struct<")
+    if exact:
+        return None
+    if lower == [n.lower() for n in ACID_NAMES] and types == ACID_TYPES:
+        return "warning", f"ACID field names differ in case from Hive's ({', '.join(names)})"
+    return None, f"ACID-like schema with wrong fields: {footer.type_string()[:160]}"
 
 
 @rule("ACID009", "missing-key-index", "error", "metadata",
@@ -434,9 +455,9 @@ def _schema_mismatch(p: PartitionFacts, ctx: Context):
       fix="Re-write with a writer that sets the key index (`acidtool convert`).")
 def _missing_key_index(p: PartitionFacts, ctx: Context):
     r = REGISTRY["ACID009"]
-    for _, rel, facts in _acid_files(p):
-        if "hive.acid.key.index" not in facts.footer.metadata:
-            yield r.finding(p.path(rel), "no hive.acid.key.index in the ORC user metadata: "
+    for f in _acid_files(p):
+        if "hive.acid.key.index" not in f.facts.footer.metadata:
+            yield r.finding(p.path(f.rel), "no hive.acid.key.index in the ORC user metadata: "
                             "Hive would read it as an original file")
 
 
@@ -454,6 +475,11 @@ def _parse_index(text: str) -> list[tuple[int, int, int]] | None:
     return out
 
 
+def _index_length_fits(entries: int, stripes: int, ctx: Context) -> bool:
+    """One key index entry per stripe; Hive 2 writers leave out the last stripe's."""
+    return entries == stripes or (ctx.hive_version == "2" and entries == stripes - 1)
+
+
 @rule("ACID010", "key-index-mismatch", "error", "metadata",
       "`hive.acid.key.index` that does not match the stripes' last keys",
       what="The key index must hold one `originalTransaction,bucket,rowId;` entry per stripe "
@@ -465,26 +491,24 @@ def _parse_index(text: str) -> list[tuple[int, int, int]] | None:
       fix="Re-write the file (`acidtool convert`) or major-compact the partition.")
 def _key_index(p: PartitionFacts, ctx: Context):
     r = REGISTRY["ACID010"]
-    for _, rel, facts in _acid_files(p):
+    for f in _acid_files(p):
+        rel, facts = f.rel, f.facts
         raw = facts.footer.metadata.get("hive.acid.key.index")
         if raw is None:
             continue
         entries = _parse_index(raw.decode("utf-8", "replace"))
-        stripes = len(facts.footer.stripes)
+        stripes = facts.footer.stripe_count
         if entries is None:
             yield r.finding(p.path(rel), f"unparsable hive.acid.key.index {raw[:80]!r}")
             continue
-        allowed = {stripes, stripes - 1} if ctx.hive_version == "2" else {stripes}
-        nonempty = sum(1 for s in facts.footer.stripes if s.rows)
-        allowed |= {nonempty} | ({nonempty - 1} if ctx.hive_version == "2" else set())
-        if len(entries) not in allowed:
+        if not _index_length_fits(len(entries), stripes, ctx) and not _index_length_fits(
+                len(entries), sum(1 for s in facts.footer.stripes if s.rows), ctx):
             yield r.finding(p.path(rel), f"hive.acid.key.index has {len(entries)} entries for "
                             f"{stripes} stripes", entries=len(entries), stripes=stripes)
             continue
-        rows = p.rows.get(rel)
-        if rows is None or rows.error is not None:
+        if f.scan is None:
             continue
-        for i, (entry, actual) in enumerate(zip(entries, rows.stripe_last_keys)):
+        for i, (entry, actual) in enumerate(zip(entries, f.scan.stripe_last_keys)):
             if actual is not None and tuple(entry) != tuple(actual):
                 yield r.finding(p.path(rel), f"key index entry {i} is {entry}, but stripe {i} "
                                 f"ends with {actual}", stripe=i)
@@ -502,18 +526,44 @@ def _missing_acid_version(p: PartitionFacts, ctx: Context):
     if ctx.hive_version == "2":
         return
     r = REGISTRY["ACID011"]
-    for _, rel, facts in _acid_files(p):
-        if "hive.acid.version" not in facts.footer.metadata:
-            yield r.finding(p.path(rel), "no hive.acid.version in the ORC user metadata")
+    for f in _acid_files(p):
+        if "hive.acid.version" not in f.facts.footer.metadata:
+            yield r.finding(p.path(f.rel), "no hive.acid.version in the ORC user metadata")
 
 
-def _bucket_range(p: PartitionFacts, rel: str, facts: FileFacts) -> list[int] | None:
+def _bucket_range(f: _AcidFile) -> tuple[int, ...]:
     """The distinct bucket property values: exact from a row scan, else the min/max ends."""
-    rows = p.rows.get(rel)
-    if rows is not None and rows.error is None:
-        return list(rows.bucket_values)
-    ends = _column_ints(facts, "bucket")
-    return sorted(set(ends)) if ends else None
+    if f.scan is not None:
+        return f.scan.bucket_values
+    if f.bucket is None:
+        return ()
+    return f.bucket if f.bucket[0] != f.bucket[1] else f.bucket[:1]
+
+
+# The bucket properties of a table's files are few (one per bucket and statement): what they
+# decode to is worked out once for each, not once per file.
+
+@functools.lru_cache(maxsize=65536)
+def _bucket_problem(values: tuple[int, ...], bucket_id: int) -> tuple[str, dict] | None:
+    """What is wrong with the bucket properties ``values`` in the file of ``bucket_id``."""
+    decoded = [_bucket_of(v) for v in values]
+    for v, (b, _, codec) in zip(values, decoded):
+        if b is None:
+            return f"bucket property {v} has codec version {codec}, which does not exist", {}
+    ids = sorted({b for b, _, _ in decoded})
+    if ids != [bucket_id]:
+        return (f"rows carry bucket id {', '.join(map(str, ids))} in bucket file {bucket_id}",
+                {"found": ids, "expected": bucket_id})
+    return None
+
+
+@functools.lru_cache(maxsize=65536)
+def _statement_ids(values: tuple[int, ...]) -> list[int] | None:
+    """The statement ids of V1 bucket properties (None if any is of another codec)."""
+    decoded = [_bucket_of(v) for v in values]
+    if any(codec != 1 for _, _, codec in decoded):
+        return None
+    return sorted({s for _, s, _ in decoded})
 
 
 @rule("ACID012", "bucket-id-mismatch", "error", "metadata",
@@ -527,23 +577,16 @@ def _bucket_range(p: PartitionFacts, rel: str, facts: FileFacts) -> list[int] | 
       fix="Re-write the events into the file of their bucket.")
 def _bucket_mismatch(p: PartitionFacts, ctx: Context):
     r = REGISTRY["ACID012"]
-    for entry, rel, facts in _acid_files(p):
+    for f in _acid_files(p):
+        rel = f.rel
         fn = _file_name(rel.rsplit("/", 1)[-1])
-        if fn.kind != "bucket" or facts.footer.rows == 0:
+        if fn.kind != "bucket" or f.facts.footer.rows == 0:
             continue
-        values = _bucket_range(p, rel, facts)
-        if not values:
-            continue
-        decoded = [_bucket_of(v) for v in values]
-        bad = [v for v, (b, _, codec) in zip(values, decoded) if b is None]
-        if bad:
-            yield r.finding(p.path(rel), f"bucket property {bad[0]} has codec version "
-                            f"{decoded[values.index(bad[0])][2]}, which does not exist")
-            continue
-        ids = sorted({b for b, _, _ in decoded})
-        if ids != [fn.bucket_id]:
-            yield r.finding(p.path(rel), f"rows carry bucket id {', '.join(map(str, ids))} in "
-                            f"bucket file {fn.bucket_id}", found=ids, expected=fn.bucket_id)
+        values = _bucket_range(f)
+        problem = _bucket_problem(values, fn.bucket_id) if values else None
+        if problem is not None:
+            message, details = problem
+            yield r.finding(p.path(rel), message, **details)
 
 
 @rule("ACID013", "statement-id-mismatch", "error", "metadata",
@@ -557,23 +600,17 @@ def _bucket_mismatch(p: PartitionFacts, ctx: Context):
       fix="Re-write with the right statement id (`acidtool convert --statement-id`).")
 def _statement_mismatch(p: PartitionFacts, ctx: Context):
     r = REGISTRY["ACID013"]
-    for entry, rel, facts in _acid_files(p):
+    for f in _acid_files(p):
+        entry, rel = f.entry, f.rel
         d = entry.parsed
-        if entry.kind != "delta" or d.statement_id == NO_STATEMENT or facts.footer.rows == 0:
+        if entry.kind != "delta" or d.statement_id == NO_STATEMENT or f.facts.footer.rows == 0:
             continue
-        rows = p.rows.get(rel)
-        if rows is not None and rows.error is None:
-            if set(rows.operations) - {0}:
+        if f.scan is not None:
+            if set(f.scan.operations) - {0}:
                 continue
-        else:
-            ops = _column_ints(facts, "operation")
-            if ops is None or ops != (0, 0):
-                continue
-        values = _bucket_range(p, rel, facts) or []
-        decoded = [_bucket_of(v) for v in values]
-        if any(codec != 1 for _, _, codec in decoded):
+        elif f.operation != (0, 0):
             continue
-        stmts = sorted({s for _, s, _ in decoded})
+        stmts = _statement_ids(_bucket_range(f))
         if stmts and stmts != [d.statement_id]:
             yield r.finding(p.path(rel), f"insert events carry statement id "
                             f"{', '.join(map(str, stmts))} in {entry.name} (statement "
@@ -591,20 +628,19 @@ def _statement_mismatch(p: PartitionFacts, ctx: Context):
       fix="Re-write the events with the directory's write id (`acidtool convert --write-id`).")
 def _write_id_range(p: PartitionFacts, ctx: Context):
     r = REGISTRY["ACID014"]
-    for entry, rel, facts in _acid_files(p):
-        if facts.footer.rows == 0:
+    for f in _acid_files(p):
+        entry, rel, rows = f.entry, f.rel, f.scan
+        if f.facts.footer.rows == 0:
             continue
         d = entry.parsed
         lo, hi = (d.min_write_id, d.max_write_id) if entry.kind != "base" else (None, d.write_id)
         if entry.kind == "base" and d.write_id < -(2**62):
             continue
-        rows = p.rows.get(rel)
-        if rows is not None and rows.error is None:
+        if rows is not None:
             cur = (rows.min_current, rows.max_current)
             org = (rows.min_original, rows.max_original)
         else:
-            cur = _column_ints(facts, "currentTransaction")
-            org = _column_ints(facts, "originalTransaction")
+            cur, org = f.current, f.original
         problems = []
         if cur and cur[0] is not None:
             if (lo is not None and cur[0] < lo) or cur[1] > hi:
@@ -612,7 +648,7 @@ def _write_id_range(p: PartitionFacts, ctx: Context):
                 problems.append(f"currentTransaction {cur[0]}..{cur[1]} outside {span}")
         if org and org[1] is not None and org[1] > hi:
             problems.append(f"originalTransaction up to {org[1]} above {hi}")
-        if rows is not None and rows.error is None and rows.inserts_with_other_original and \
+        if rows is not None and rows.inserts_with_other_original and \
                 entry.kind == "delta" and not _is_legacy(p, ctx):
             problems.append(f"{rows.inserts_with_other_original} insert events with "
                             "originalTransaction != currentTransaction")
@@ -664,17 +700,16 @@ def _duplicates(p: PartitionFacts, ctx: Context):
 def _wrong_operation(p: PartitionFacts, ctx: Context):
     r = REGISTRY["ACID017"]
     legacy = _is_legacy(p, ctx)
-    for entry, rel, facts in _acid_files(p):
+    for f in _acid_files(p):
+        entry, rel, facts = f.entry, f.rel, f.facts
         if entry.kind == "base" or facts.footer.rows == 0:
             continue
-        rows = p.rows.get(rel)
-        if rows is not None and rows.error is None:
-            ops = set(rows.operations)
+        if f.scan is not None:
+            ops = set(f.scan.operations)
+        elif f.operation is not None:
+            ops = set(f.operation)
         else:
-            ends = _column_ints(facts, "operation")
-            if ends is None:
-                continue
-            ops = set(ends)
+            continue
         if entry.kind == "delta":
             bad = ops - ({0, 1, 2} if legacy else {0})
             if bad:
