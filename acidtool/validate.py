@@ -231,7 +231,8 @@ def _files_to_read(listing: Listing, state) -> list[tuple[str, int, str | None]]
             for f in e.files:
                 if "/" in f.path or is_hidden(f.name):
                     continue
-                if FileName.parse(f.name).kind == "flush_length":
+                if f.name.endswith(FLUSH_LENGTH_SUFFIX) and \
+                        FileName.parse(f.name).kind == "flush_length":  # parsed only if it may be
                     continue
                 side = f.path + FLUSH_LENGTH_SUFFIX
                 out.append((f"{e.name}/{f.path}", f.size,
