@@ -118,7 +118,8 @@ def read_footer(loc: Location, rel: str, size: int, flush_side: str | None) -> F
         footer.check()
         ranges = None
         if footer.schema.lower_names == _ACID_LOWER:
-            ranges = tuple(footer.int_ranges([cid for _, cid in footer.top_level()[:5]]))
+            top = footer.top_level()  # operation, originalTransaction, bucket, rowId, current...
+            ranges = tuple(footer.int_ranges([top[0][1], top[1][1], top[2][1], top[4][1]]))
         return FileFacts(rel, size, footer.release(), flush_committed=committed,
                          event_ranges=ranges)
     except (pa.ArrowException, OSError, ValueError) as exc:

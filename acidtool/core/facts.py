@@ -25,8 +25,9 @@ class FileFacts:
     footer: Footer | None = None
     error: str | None = None
     flush_committed: int | None = None
-    # (min, max) statistics of the five ACID event columns (None where the writer gave none),
-    # for a file whose top-level columns have the ACID names; read with the footer
+    # (min, max) statistics of operation, originalTransaction, bucket and currentTransaction
+    # (None where the writer gave none), for a file whose top-level columns have the ACID
+    # names; read with the footer
     event_ranges: tuple[tuple[int, int] | None, ...] | None = None
 
 

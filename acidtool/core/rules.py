@@ -113,7 +113,7 @@ class _AcidFile(NamedTuple):
 
 
 def _acid_file(entry, rel: str, facts: FileFacts, scan: RowFacts | None) -> _AcidFile:
-    op, org, bucket, _, cur = facts.event_ranges
+    op, org, bucket, cur = facts.event_ranges
     if scan is not None and scan.error is not None:
         scan = None
     return _AcidFile(entry, rel, facts, scan, op, org, bucket, cur)
