@@ -7,7 +7,6 @@ Errors are one line on stderr; ``--traceback`` (anywhere on the line) shows the 
 from __future__ import annotations
 
 import enum
-import json
 import os
 import sys
 from typing import Iterable, List, Optional

@@ -23,7 +23,6 @@ from .core.bucket import encode_v1
 from .core.names import FileName, parse_bucket_id
 from .core.select import AcidState
 from .errors import AcidToolError, OrcReadError
-from .fs import Location
 from .orc import ACID_COLUMNS, acid_type_problem, open_orc, scan_batches
 from .snapshot_options import Snapshot, make_snapshot
 from .table import PartitionState, TableState, inspect_table

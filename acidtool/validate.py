@@ -13,7 +13,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Callable, Sequence
+from typing import Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc

@@ -13,7 +13,6 @@ disk, so that neither side gets a quieter spell of the machine.
 from __future__ import annotations
 
 import contextlib
-import io
 import os
 import subprocess
 import sys

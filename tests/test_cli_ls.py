@@ -1,6 +1,5 @@
 """``acidtool ls``: output, partitions, exit statuses and bad input."""
 
-import json
 import os
 
 import pytest

@@ -2,7 +2,6 @@
 
 import json
 import re
-import shutil
 
 import pyarrow as pa
 import pyarrow.orc as paorc
@@ -10,7 +9,7 @@ import pytest
 
 from acidtool.core.hashing import bucket_number
 
-from .helpers.layouts import acid, build, delta, events, plain, with_damaged_stripe
+from .helpers.layouts import acid, build, delta, events, with_damaged_stripe
 from .helpers.runner import run
 from .helpers.shared import REALDATA, require
 from .test_validate import datax_table

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import io
-import os
 import random
 
 import pyarrow.orc as paorc

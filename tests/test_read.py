@@ -10,7 +10,7 @@ import pytest
 import acidtool
 from acidtool.acidwrite import DELETE, INSERT, UPDATE, Event
 
-from .helpers.layouts import DIR, MARK, acid, build, delta, events, orc_with_schema, plain
+from .helpers.layouts import MARK, acid, build, delta, events, orc_with_schema, plain
 from .helpers.runner import run
 from .helpers.shared import REALDATA, require
 

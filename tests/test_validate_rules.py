@@ -11,7 +11,7 @@ import pytest
 from acidtool.acidwrite import DELETE, UPDATE, Event
 from acidtool.core.rules import REGISTRY
 
-from .helpers.layouts import (DIR, MARK, ROW, acid, build, delta, events, orc_with_schema,
+from .helpers.layouts import (MARK, ROW, acid, build, delta, events, orc_with_schema,
                               plain, with_damaged_stripe)
 from .helpers.runner import run
 

@@ -18,8 +18,8 @@ from typing import Callable, Iterable, Iterator, NamedTuple
 from .bucket import BucketCodecError, decode
 from .errors import InvalidNameError
 from .facts import Context, FileFacts, PartitionFacts, RowFacts, TableFacts
-from .names import (ACID_VERSION_FILE, METADATA_FILE, NO_STATEMENT, Base, Delta, FileName,
-                    is_hidden, parse_bucket_id, parse_dir_name)
+from .names import (ACID_VERSION_FILE, NO_STATEMENT, Delta, FileName,
+                    is_hidden, parse_dir_name)
 from .orctypes import TypeStringError, normalize, struct_fields
 from .partitions import is_partition_component
 
