@@ -6,6 +6,8 @@ decoder keeps what it needs:
 
 - ``Footer.types`` is ``repeated bytes``: each type stays the raw message, and a table's files,
   which share their schema byte for byte, decode it once (``orcproto._schema``).
+- ``FileTail.footer`` is ``bytes``: the footer is parsed by itself, as a file's last bytes are,
+  and a Footer keeps its raw bytes.
 - enums (type kind, compression, calendar) are ``uint32``: a value this ORC does not know is
   kept and reported, not moved to the unknown fields as a closed enum would be.
 - strings are ``bytes``: names and texts that are not UTF-8 are decoded with replacement, as
@@ -73,7 +75,7 @@ _MESSAGES: dict[str, list[tuple[int, str, str, bool]]] = {
                    (6, "writerVersion", "uint32", False),
                    (7, "stripeStatisticsLength", "uint64", False),
                    (8000, "magic", "bytes", False)],
-    "FileTail": [(1, "postscript", "PostScript", False), (2, "footer", "Footer", False),
+    "FileTail": [(1, "postscript", "PostScript", False), (2, "footer", "bytes", False),
                  (3, "fileLength", "uint64", False), (4, "postscriptLength", "uint64", False)],
 }
 

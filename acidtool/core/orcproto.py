@@ -80,20 +80,12 @@ def fields(buf: bytes):
 
 
 @dataclass(frozen=True)
-class IntStats:
-    minimum: int | None
-    maximum: int | None
-    sum: int | None = None
-
-
-@dataclass(frozen=True)
 class ColumnStats:
     """ColumnStatistics. ``values`` holds the type-specific part as plain values (minimum,
-    maximum, sum, true_count...), ``ints`` the integer part that validation relies on."""
+    maximum, sum, true_count...)."""
 
     number_of_values: int | None = None
     has_null: bool | None = None  # None: the writer did not say (old writers)
-    ints: IntStats | None = None
     values: dict = field(default_factory=dict)
     bytes_on_disk: int | None = None
 
@@ -329,12 +321,6 @@ def _name(name: str) -> str:
     return name if simple else "`" + name.replace("`", "``") + "`"
 
 
-def _ints(msg) -> IntStats:
-    return IntStats(msg.minimum if msg.HasField("minimum") else None,
-                    msg.maximum if msg.HasField("maximum") else None,
-                    msg.sum if msg.HasField("sum") else None)
-
-
 def _present(msg, names: dict[str, str], text: str | None = None) -> dict:
     """The fields of a statistics message that are set, under the names meta shows."""
     out = {}
@@ -347,6 +333,7 @@ def _present(msg, names: dict[str, str], text: str | None = None) -> dict:
 
 _MIN_MAX_SUM = {"minimum": "minimum", "maximum": "maximum", "sum": "sum"}
 _TYPED = {  # ColumnStatistics field: how its values are shown, and the text codec of its bytes
+    "intStatistics": (_MIN_MAX_SUM, None),
     "doubleStatistics": (_MIN_MAX_SUM, None),
     "stringStatistics": ({"minimum": "minimum", "maximum": "maximum", "sum": "total_length",
                           "lowerBound": "lower_bound", "upperBound": "upper_bound"}, "utf-8"),
@@ -362,12 +349,8 @@ _TYPED = {  # ColumnStatistics field: how its values are shown, and the text cod
 
 def _column_stats(msg) -> ColumnStats:
     """A parsed ColumnStatistics message as plain values."""
-    ints, values = None, {}
-    if msg.HasField("intStatistics"):
-        ints = _ints(msg.intStatistics)
-        values = {k: v for k, v in (("minimum", ints.minimum), ("maximum", ints.maximum),
-                                          ("sum", ints.sum)) if v is not None}
-    elif msg.HasField("bucketStatistics"):
+    values = {}
+    if msg.HasField("bucketStatistics"):
         values = {"true_count": sum(msg.bucketStatistics.count)}
     else:
         for name, (shown, text) in _TYPED.items():
@@ -375,7 +358,7 @@ def _column_stats(msg) -> ColumnStats:
                 values = _present(getattr(msg, name), shown, text)
                 break
     return ColumnStats(msg.numberOfValues if msg.HasField("numberOfValues") else None,
-                       msg.hasNull if msg.HasField("hasNull") else None, ints, values,
+                       msg.hasNull if msg.HasField("hasNull") else None, values,
                        msg.bytesOnDisk if msg.HasField("bytesOnDisk") else None)
 
 
@@ -449,7 +432,7 @@ def parse_file_tail(buf: bytes) -> Footer:
     tail = _parsed(FileTailMessage, bytes(buf), "file tail")
     if not tail.HasField("footer"):
         raise ProtoError("no footer in the file tail")
-    return Footer(tail.footer.SerializeToString(), tail.footer)
+    return parse_footer(tail.footer)
 
 
 # ------------------------------------------------------------------------------------------------
