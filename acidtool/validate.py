@@ -24,7 +24,7 @@ from .core.listing import Listing, markers_needed
 from .core.names import ACID_VERSION_FILE, FLUSH_LENGTH_SUFFIX, FileName, is_hidden
 from .core.orcproto import UnsupportedCompression
 from .core.partitions import PartitionListing, discover_tables, split_partitions
-from .core.rules import REGISTRY, SEVERITIES, Finding, run_rules
+from .core.rules import REGISTRY, SEVERITIES, Finding, event_ranges, run_rules
 from .core.select import select
 from .errors import OrcReadError, UsageError
 from .fs import Location, list_tree, open_ranged, read_bytes, require_dir, resolve
@@ -115,18 +115,11 @@ def read_footer(loc: Location, rel: str, size: int, flush_side: str | None) -> F
             with (pa.BufferReader(read_bytes(loc, rel, length)) if committed is not None
                   else loc.fs.open_input_file(loc.join(rel))) as source:
                 footer = footer_through_pyarrow(source)
-        footer.check()
-        ranges = None
-        if footer.schema.lower_names == _ACID_LOWER:
-            top = footer.top_level()  # operation, originalTransaction, bucket, rowId, current...
-            ranges = tuple(footer.int_ranges([top[0][1], top[1][1], top[2][1], top[4][1]]))
+        ranges = event_ranges(footer.check())
         return FileFacts(rel, size, footer.release(), flush_committed=committed,
                          event_ranges=ranges)
     except (pa.ArrowException, OSError, ValueError) as exc:
         return FileFacts(rel, size, error=unreadable_reason(exc), flush_committed=committed)
-
-
-_ACID_LOWER = tuple(c.lower() for c in ACID_COLUMNS)
 
 
 def scan_rows(loc: Location, rel: str, facts: FileFacts) -> RowFacts:

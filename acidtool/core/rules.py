@@ -186,6 +186,16 @@ def _is_acid_file(facts: FileFacts | None) -> bool:
     return facts.footer.schema.lower_names == _ACID_LOWER
 
 
+def event_ranges(footer) -> tuple[tuple[int, int] | None, ...] | None:
+    """What ``FileFacts.event_ranges`` holds: the (min, max) statistics of operation,
+    originalTransaction, bucket and currentTransaction, for a footer whose top-level columns
+    have the ACID names (else None). Read while the footer's parse is at hand."""
+    if footer.schema.lower_names != _ACID_LOWER:
+        return None
+    top = footer.top_level()  # operation, originalTransaction, bucket, rowId, current..., row
+    return tuple(footer.int_ranges([top[0][1], top[1][1], top[2][1], top[4][1]]))
+
+
 def _column_values(facts: FileFacts, name: str) -> int | None:
     cid = facts.footer.schema.by_lower_name.get(name.lower())
     st = facts.footer.stats(cid) if cid is not None else None
