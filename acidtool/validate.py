@@ -21,10 +21,11 @@ import pyarrow.compute as pc
 from ._gc import paused_gc
 from .core.facts import Context, FileFacts, PartitionFacts, RowFacts, TableFacts, Thresholds
 from .core.listing import Listing, markers_needed
-from .core.names import ACID_VERSION_FILE, FLUSH_LENGTH_SUFFIX, FileName, is_hidden
+from .core.names import ACID_VERSION_FILE, FLUSH_LENGTH_SUFFIX
 from .core.orcproto import UnsupportedCompression
 from .core.partitions import PartitionListing, discover_tables, split_partitions
-from .core.rules import REGISTRY, SEVERITIES, Finding, event_ranges, run_rules
+from .core.rules import (REGISTRY, SEVERITIES, Finding, data_file_names, event_ranges,
+                          run_rules)
 from .core.select import select
 from .errors import OrcReadError, UsageError
 from .fs import Location, list_tree, open_ranged, read_bytes, require_dir, resolve
@@ -221,16 +222,11 @@ def _files_to_read(listing: Listing, state) -> list[tuple[str, int, str | None]]
     out = []
     for e in state.entries:
         if e.kind in ("base", "delta", "delete_delta") and e.status in ("selected", "ignored"):
-            names = {f.path for f in e.files}
-            for f in e.files:
-                if "/" in f.path or is_hidden(f.name):
-                    continue
-                if f.name.endswith(FLUSH_LENGTH_SUFFIX) and \
-                        FileName.parse(f.name).kind == "flush_length":  # parsed only if it may be
-                    continue
-                side = f.path + FLUSH_LENGTH_SUFFIX
-                out.append((f"{e.name}/{f.path}", f.size,
-                            f"{e.name}/{side}" if side in names else None))
+            in_dir = {f.path: f.size for f in e.files}
+            for name in data_file_names(e):
+                side = name + FLUSH_LENGTH_SUFFIX
+                out.append((f"{e.name}/{name}", in_dir[name],
+                            f"{e.name}/{side}" if side in in_dir else None))
     if state.base is None:
         out.extend((rel, sizes.get(rel, 0), None) for rel in state.original_files)
     return out

@@ -83,7 +83,7 @@ class _Index:
     def __init__(self, p: PartitionFacts):
         self.acid = [e for e in p.state.entries if e.kind in ("base", "delta", "delete_delta")]
         self.live = [e for e in self.acid if e.status in ("selected", "ignored")]
-        self.data = {e.name: _scan_data_files(e) for e in self.acid}
+        self.data = {e.name: data_file_names(e) for e in self.acid}
         # (entry, file name, path relative to the partition, footer facts or None) of every
         # data file of a live directory, and the readable ACID-schema ones among them.
         self.live_files = []
@@ -140,8 +140,9 @@ def _data_files(p: PartitionFacts, entry) -> list[str]:
     return _index(p).data[entry.name]
 
 
-def _scan_data_files(entry) -> list[str]:
-    """Files directly inside an ACID directory that a reader would take for data."""
+def data_file_names(entry) -> list[str]:
+    """Files directly inside an ACID directory that a reader would take for data (not nested,
+    not hidden, not a flush-length side file): what validate reads and the rules judge."""
     out = []
     for f in entry.files:
         path = f.path
