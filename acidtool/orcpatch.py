@@ -8,9 +8,7 @@ footer bytes are untouched.
 
 from __future__ import annotations
 
-from .core.orcproto import encode_field, encode_varint, fields, read_varint
-
-_NONE = 0
+from .core.orcproto import encode_field, encode_varint, parse_postscript, read_varint
 
 
 def metadata_items(items: dict[str, bytes]) -> bytes:
@@ -21,30 +19,22 @@ def metadata_items(items: dict[str, bytes]) -> bytes:
 
 def with_user_metadata(data: bytes, items: dict[str, bytes]) -> bytes:
     """The ORC file ``data`` with ``items`` added to its user metadata."""
-    ps_len = data[-1]
-    ps = data[-1 - ps_len:-1]
-    footer_len = compression = block = None
-    for number, wire, value in fields(ps):
-        if number == 1 and wire == 0:
-            footer_len = value
-        elif number == 2 and wire == 0:
-            compression = value
-        elif number == 3 and wire == 0:
-            block = value
-    if footer_len is None:
+    tail = parse_postscript(data, len(data))  # a ValueError (ProtoError) when it is not ORC
+    if not tail.footer_length:
         raise ValueError("ORC postscript without a footer length")
-    footer_end = len(data) - 1 - ps_len
+    footer_end = len(data) - 1 - tail.length
+    ps = data[footer_end:-1]
     extra = metadata_items(items)
-    if compression in (None, _NONE):
+    if tail.compression == "NONE":
         chunks = extra
     else:
-        size = block or 262144
+        size = tail.block_size or 262144
         chunks = b""
         for i in range(0, len(extra), size):
             piece = extra[i:i + size]
             header = (len(piece) << 1) | 1  # "original": stored without compression
             chunks += header.to_bytes(3, "little") + piece
-    new_ps = postscript_with_footer_length(ps, footer_len + len(chunks))
+    new_ps = postscript_with_footer_length(ps, tail.footer_length + len(chunks))
     return data[:footer_end] + chunks + new_ps + bytes([len(new_ps)])
 
 
