@@ -51,7 +51,11 @@ class Location:
         return self.store if self.store is not None else _local_fs()
 
     def join(self, rel: str) -> str:
-        return posixpath.join(self.path, rel) if rel else self.path
+        # plain concatenation for the usual relative path: posixpath.join costs more than a
+        # footer's read on a local disk, and validate joins once per file
+        if not rel or rel[0] == "/":
+            return posixpath.join(self.path, rel) if rel else self.path
+        return self.path + rel if self.path.endswith("/") else self.path + "/" + rel
 
     def url_of(self, rel: str) -> str:
         return self.url.rstrip("/") + "/" + rel if rel else self.url

@@ -128,8 +128,7 @@ class Footer:
         self._raw, self._msg = raw, msg
         self.rows: int = msg.numberOfRows
         # a later item of the same name wins, as in ORC's readers
-        self.metadata: dict[str, bytes] = {m.name.decode("utf-8", "replace"): m.value
-                                           for m in msg.metadata}
+        self.metadata: dict[str, bytes] = {_text(m.name): m.value for m in msg.metadata}
         self.stripe_count: int = len(msg.stripes)
         self._types = tuple(msg.types)
         self._schema = self._stripes = self._stats = None
@@ -249,6 +248,12 @@ class Footer:
 
 
 _CALENDARS = {1: "JULIAN_GREGORIAN", 2: "PROLEPTIC_GREGORIAN"}
+
+
+@functools.lru_cache(maxsize=1024)
+def _text(name: bytes) -> str:
+    """A user metadata key as text (the same few keys in every file of a table)."""
+    return name.decode("utf-8", "replace")
 
 
 # The files of one table share their types byte for byte, so decoding is memoised on the raw
@@ -517,7 +522,12 @@ def decompress(data: bytes, kind: str, block_size: int,
     codec = decompressors.get(kind)
     if codec is None:
         raise UnsupportedCompression(kind)
-    out, pos, end = [], 0, len(data)
+    end = len(data)
+    if end > 3:  # the usual footer: one compressed chunk
+        header = data[0] | data[1] << 8 | data[2] << 16
+        if header >> 1 == end - 3 and not header & 1 and end - 3 <= block_size:
+            return codec(data[3:], block_size)
+    out, pos = [], 0
     while pos < end:
         if pos + 3 > end:
             raise ProtoError("truncated compression chunk header")
