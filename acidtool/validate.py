@@ -218,7 +218,6 @@ class _RowAccumulator:
 def _files_to_read(listing: Listing, state) -> list[tuple[str, int, str | None]]:
     """(relative path, size, flush side file) of the ORC files whose footers matter: data files of
     live ACID directories and the original files Hive reads."""
-    sizes = {p.path: p.size for p in listing.paths if not p.is_dir}
     out = []
     for e in state.entries:
         if e.kind in ("base", "delta", "delete_delta") and e.status in ("selected", "ignored"):
@@ -227,7 +226,8 @@ def _files_to_read(listing: Listing, state) -> list[tuple[str, int, str | None]]
                 side = name + FLUSH_LENGTH_SUFFIX
                 out.append((f"{e.name}/{name}", in_dir[name],
                             f"{e.name}/{side}" if side in in_dir else None))
-    if state.base is None:
+    if state.base is None and state.original_files:
+        sizes = {p.path: p.size for p in listing.paths if not p.is_dir}
         out.extend((rel, sizes.get(rel, 0), None) for rel in state.original_files)
     return out
 
@@ -296,29 +296,30 @@ def _threads(loc: Location, jobs: int) -> int:
 def _read_all(pending: list[_Pending], opts: ValidateOptions, pool: ThreadPoolExecutor,
               progress: bool, threads: int) -> None:
     """Read every footer (and row scan, and marker) of every partition on one pool."""
-    jobs = [(p, item) for p in pending for item in p.todo]
-    bar = _Progress(len(jobs), progress)
+    bar = _Progress(sum(len(p.todo) for p in pending), progress)
+    rows = opts.level == "rows"
 
-    def task(job):
-        p, (rel, size, side) = job
-        facts = read_footer(p.loc, rel, size, side)
-        row_facts = None
-        if opts.level == "rows" and facts.event_ranges is not None:
-            row_facts = scan_rows(p.loc, rel, facts)
+    def read(p: _Pending, rel: str, size: int, side: str | None) -> None:
+        facts = p.files[rel] = read_footer(p.loc, rel, size, side)
+        if rows and facts.event_ranges is not None:
+            p.rows[rel] = scan_rows(p.loc, rel, facts)
         bar.tick()
-        return p, facts, row_facts
 
-    # Files go to the threads in small batches: a thread hand-off per file costs more than a
-    # local footer read; a batch still keeps a remote store's round trips overlapping.
-    batch = 1 if threads == 1 else max(1, min(16, len(jobs) // (threads * 4) or 1))
-    chunks = [jobs[i:i + batch] for i in range(0, len(jobs), batch)]
-    mapper = pool.map if threads > 1 else map  # one thread: no hand-offs
-    for done in mapper(lambda chunk: [task(job) for job in chunk], chunks):
-        for p, facts, row_facts in done:
-            p.files[facts.path] = facts
-            if row_facts is not None:
-                p.rows[row_facts.path] = row_facts
+    if threads == 1:  # no hand-offs at all
+        for p in pending:
+            for rel, size, side in p.todo:
+                read(p, rel, size, side)
+    else:
+        # Files go to the threads in small batches: a thread hand-off per file costs more
+        # than a local footer read; a batch still keeps a remote store's round trips
+        # overlapping. Each file's facts land in its own key of its partition's dicts.
+        jobs = [(p, *item) for p in pending for item in p.todo]
+        batch = max(1, min(16, len(jobs) // (threads * 4) or 1))
+        for _ in pool.map(lambda chunk: [read(*job) for job in chunk],
+                          [jobs[i:i + batch] for i in range(0, len(jobs), batch)]):
+            pass
     markers = [(p, rel) for p in pending for rel in p.markers]
+    mapper = pool.map if threads > 1 else map
     for (p, rel), content in zip(markers, mapper(lambda m: read_bytes(m[0].loc, m[1], 16),
                                                  markers)):
         p.acid_markers[rel] = content

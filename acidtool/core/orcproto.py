@@ -199,21 +199,22 @@ class Footer:
         all_stats = self.statistics
         return all_stats[column] if 0 <= column < len(all_stats) else None
 
-    def int_ranges(self, columns) -> list[tuple[int, int] | None]:
+    def int_ranges(self, columns) -> tuple[tuple[int, int] | None, ...]:
         """(minimum, maximum) of each column's integer statistics, where the writer gave both
         (else None): what validation judges ACID columns by, without decoding every column."""
         all_stats = self._message().statistics
+        count = len(all_stats)
         out = []
         for column in columns:
-            found = None
-            if 0 <= column < len(all_stats):
+            found = None  # absent, or half there (a damaged footer): nothing to judge by
+            if 0 <= column < count:
                 st = all_stats[column]
                 if st.HasField("intStatistics"):
                     ints = st.intStatistics
                     if ints.HasField("minimum") and ints.HasField("maximum"):
                         found = ints.minimum, ints.maximum
-            out.append(found)  # absent, or half there (a damaged footer): nothing to judge by
-        return out
+            out.append(found)
+        return tuple(out)
 
     def column_names(self) -> list[tuple[int, str]]:
         """(column id, dotted name) in pre-order, as meta shows them."""

@@ -30,12 +30,17 @@ def split_partitions(paths: list[PathInfo]) -> tuple[list[PartitionListing], lis
     """Return (partitions in path order, stray entries)."""
     if not any("=" in info.path for info in paths):
         return [PartitionListing("", tuple(paths))], []  # the common unpartitioned case
+    # Everything is decided per directory (a file by the directory holding it): a table has
+    # many files per directory, and each directory's components are looked at once.
     partition_dirs: set[str] = set()
+    seen: set[str] = set()
     for info in paths:
-        parts = info.path.split("/")
-        limit = len(parts) if info.is_dir else len(parts) - 1
+        directory = info.path if info.is_dir else info.path.rpartition("/")[0]
+        if directory in seen:
+            continue
+        seen.add(directory)
         prefix = ""
-        for part in parts[:limit]:
+        for part in directory.split("/") if directory else ():
             if not is_partition_component(part):
                 break
             prefix = f"{prefix}/{part}" if prefix else part
@@ -45,27 +50,38 @@ def split_partitions(paths: list[PathInfo]) -> tuple[list[PartitionListing], lis
     parents = {d.rsplit("/", 1)[0] for d in partition_dirs if "/" in d}
     leaves = partition_dirs - parents
     grouped: dict[str, list[PathInfo]] = {leaf: [] for leaf in leaves}
+    owners: dict[str, str | None] = {}  # directory -> the partition holding what is in it
     stray: list[PathInfo] = []
+    new = tuple.__new__  # PathInfo's own constructor is Python code
     for info in paths:
-        if info.path in partition_dirs:
+        path = info.path
+        if path in partition_dirs:
             continue
-        parts = info.path.split("/")
-        prefix = ""
-        owner = None
-        for i, part in enumerate(parts[:-1]):
-            prefix = f"{prefix}/{part}" if prefix else part
-            if prefix in leaves:
-                owner = (prefix, "/".join(parts[i + 1:]))
-                break
-            if prefix not in partition_dirs:
-                break
+        directory = path.rpartition("/")[0]
+        if directory in owners:
+            owner = owners[directory]
+        else:
+            owner = owners[directory] = _owner(directory, leaves, partition_dirs)
         if owner is None:
-            if not is_hidden(parts[-1]) and not any(is_hidden(p) for p in parts):
+            if not any(is_hidden(p) for p in path.split("/")):
                 stray.append(info)
             continue
-        grouped[owner[0]].append(PathInfo(owner[1], info.size, info.is_dir))
+        grouped[owner].append(new(PathInfo, (path[len(owner) + 1:], info.size, info.is_dir)))
     ordered = sorted(grouped, key=java_string_key)
     return [PartitionListing(name, tuple(grouped[name])) for name in ordered], stray
+
+
+def _owner(directory: str, leaves: set[str], partition_dirs: set[str]) -> str | None:
+    """The partition (a leaf partition directory) at or above ``directory``, if any: found
+    by walking down from the top through partition directories only."""
+    prefix = ""
+    for part in directory.split("/") if directory else ():
+        prefix = f"{prefix}/{part}" if prefix else part
+        if prefix in leaves:
+            return prefix
+        if prefix not in partition_dirs:
+            return None
+    return None
 
 
 @dataclass(frozen=True)

@@ -191,10 +191,15 @@ def event_ranges(footer) -> tuple[tuple[int, int] | None, ...] | None:
     """What ``FileFacts.event_ranges`` holds: the (min, max) statistics of operation,
     originalTransaction, bucket and currentTransaction, for a footer whose top-level columns
     have the ACID names (else None). Read while the footer's parse is at hand."""
-    if footer.schema.lower_names != _ACID_LOWER:
+    schema = footer.schema
+    if schema.lower_names != _ACID_LOWER:
         return None
-    top = footer.top_level()  # operation, originalTransaction, bucket, rowId, current..., row
-    return tuple(footer.int_ranges([top[0][1], top[1][1], top[2][1], top[4][1]]))
+    columns = schema.derived.get("event_columns")
+    if columns is None:
+        top = schema.top  # operation, originalTransaction, bucket, rowId, current..., row
+        columns = schema.derived["event_columns"] = (top[0][1], top[1][1], top[2][1],
+                                                     top[4][1])
+    return footer.int_ranges(columns)
 
 
 def _column_values(facts: FileFacts, name: str) -> int | None:
