@@ -151,12 +151,17 @@ def _flush_side_file(loc: Location, rel: str) -> FlushLength | None:
 
 
 def open_orc(loc: Location, rel: str = "", *, honour_flush_length: bool = True,
-             footer: Footer | None = None) -> OrcSource:
+             footer: Footer | None = None,
+             known: tuple[int, FlushLength | None] | None = None) -> OrcSource:
     """Open ``loc/rel``. A sibling ``<name>_flush_length`` limits the read to the committed bytes.
-    ``footer``: the file's footer, when the caller has decoded it already."""
+    ``footer``: the file's footer, and ``known``: its size and side file, when the caller has
+    read them already (on an object store each is a round trip)."""
     display = loc.url_of(rel)
-    size = file_size(loc, rel)
-    flush = _flush_side_file(loc, rel) if honour_flush_length else None
+    if known is not None:
+        size, flush = known
+    else:
+        size = file_size(loc, rel)
+        flush = _flush_side_file(loc, rel) if honour_flush_length else None
     if size == 0:
         raise OrcReadError(f"{display}: empty file (0 bytes), not ORC")
     notes = []

@@ -29,8 +29,8 @@ from .core.rules import (REGISTRY, SEVERITIES, Finding, data_file_names, event_r
 from .core.select import select
 from .errors import OrcReadError, UsageError
 from .fs import Location, list_tree, open_ranged, read_bytes, require_dir, resolve
-from .orc import (ACID_COLUMNS, footer_through_pyarrow, open_orc, read_footer_at, scan_batches,
-                  starts_like_orc, unreadable_reason)
+from .orc import (ACID_COLUMNS, FlushLength, footer_through_pyarrow, open_orc, read_footer_at,
+                  scan_batches, starts_like_orc, unreadable_reason)
 from .snapshot_options import Snapshot, make_snapshot
 
 
@@ -134,7 +134,10 @@ def scan_rows(loc: Location, rel: str, facts: FileFacts) -> RowFacts:
         bounds.append(row - 1)  # index of each stripe's last row
     try:
         # up to a streaming file's committed length, as Hive reads it
-        src = open_orc(loc, rel, footer=footer)
+        flush = None
+        if facts.flush_committed is not None:
+            flush = FlushLength(loc.url_of(rel + FLUSH_LENGTH_SUFFIX), (facts.flush_committed,))
+        src = open_orc(loc, rel, footer=footer, known=(facts.size, flush))
         acc = _RowAccumulator(bounds)
         for batch in scan_batches(src, batch_size=65536, columns=columns, use_threads=False,
                                   batch_readahead=0, fragment_readahead=0):

@@ -149,3 +149,56 @@ def test_realdata_foreign_files_are_flagged(rel):
     codes = {f["code"] for f in doc["findings"]}
     assert codes == {"ACID001"}
     assert all(f["severity"] == "warning" for f in doc["findings"])  # no ACID dirs there
+
+
+class _Counting:
+    """An fsspec in-memory filesystem that counts opens and metadata calls per path."""
+
+    calls: list[tuple[str, str]] = []
+
+    @classmethod
+    def register(cls):
+        import fsspec
+        from fsspec.implementations.memory import MemoryFileSystem
+
+        class CountingMemory(MemoryFileSystem):
+            protocol = "countmem"
+
+            @classmethod
+            def _strip_protocol(cls, path):
+                return super()._strip_protocol(path.removeprefix("countmem://"))
+
+            def _open(self, path, *args, **kwargs):
+                cls.calls.append(("open", path.rsplit("/", 1)[-1]))
+                return super()._open(path, *args, **kwargs)
+
+            def info(self, path, **kwargs):
+                cls.calls.append(("info", path.rsplit("/", 1)[-1]))
+                return super().info(path, **kwargs)
+
+        fsspec.register_implementation("countmem", CountingMemory, clobber=True)
+        return CountingMemory()
+
+
+@pytest.mark.parametrize("level, opens_per_data_file", [("metadata", 1), ("rows", 2)])
+def test_remote_round_trips_per_file(level, opens_per_data_file):
+    """On an object store every call is a round trip: a data file is opened once for its
+    footer (and once more for its rows at --level rows), and never looked up on its own:
+    its size and side file come from the one listing."""
+    mem = _Counting.register()
+    layout = {**delta(D1), **delta("delta_0000002_0000002_0000", acid(events(2))),
+              **delta("delta_0000003_0000003_0000", acid(events(3)))}
+    layout["delta_0000003_0000003_0000/bucket_00000_flush_length"] = \
+        (len(layout["delta_0000003_0000003_0000/bucket_00000"])).to_bytes(8, "big")
+    for rel, content in layout.items():
+        mem.pipe(f"/rt-{level}/t/{rel}", content)
+    _Counting.calls.clear()
+    result = run("validate", f"countmem://rt-{level}/t", "--level", level, "--jobs", "1",
+                 "--format", "json")
+    assert result.code == 0, result.out + result.err
+    assert {f["code"] for f in result.json()["findings"]} == {"ACID022"}
+    data = [c for c in _Counting.calls if c[1] == "bucket_00000"]
+    assert data.count(("open", "bucket_00000")) == 3 * opens_per_data_file, _Counting.calls
+    assert ("info", "bucket_00000") not in data, _Counting.calls
+    side = [c for c in _Counting.calls if c[1] == "bucket_00000_flush_length"]
+    assert side == [("open", "bucket_00000_flush_length")], _Counting.calls
