@@ -16,13 +16,15 @@ from typing import Iterator
 import pyarrow as pa
 import pyarrow.orc as paorc
 
+from .core.facts import ACID_NAMES, FileFacts, event_ranges
 from .core.names import FLUSH_LENGTH_SUFFIX
-from .core.orcproto import (DECOMPRESSORS, TAIL_GUESS, Footer, ProtoError, footer_from_tail,
-                            parse_file_tail, parse_postscript, read_varint)
+from .core.orcproto import (DECOMPRESSORS, TAIL_GUESS, Footer, ProtoError,
+                            UnsupportedCompression, footer_from_tail, parse_file_tail,
+                            parse_postscript, read_varint)
 from .errors import OrcReadError
-from .fs import Location, file_size, kind_of, read_bytes
+from .fs import Location, file_size, kind_of, open_ranged, read_bytes
 
-ACID_COLUMNS = ("operation", "originalTransaction", "bucket", "rowId", "currentTransaction", "row")
+ACID_COLUMNS = ACID_NAMES
 ACID_TYPES = ("int32", "int64", "int32", "int64", "int64")
 ORC_MAGIC = b"ORC"
 
@@ -373,3 +375,43 @@ def _char_paths(footer: Footer) -> set[tuple[str, ...]]:
     if footer.types:
         walk(0, ())
     return found
+
+
+def read_footer(loc: Location, rel: str, size: int, flush_side: str | None) -> FileFacts:
+    """The footer of a listed file of ``size`` bytes, whose ``_flush_length`` side file (if
+    the listing has one) is ``flush_side``: one ranged read, no ORC reader opened (unless the
+    footer's codec needs one). Never raises for a bad file: the facts say what is wrong (for
+    validate, a finding)."""
+    committed = None
+    if size == 0:
+        return FileFacts(rel, size, error="empty file (0 bytes), not ORC")
+    try:
+        if flush_side is not None:
+            data = read_bytes(loc, flush_side)
+            if len(data) < 8 or len(data) % 8:
+                return FileFacts(rel, size, error=f"{flush_side} is not readable "
+                                 f"({len(data)} bytes)")
+            committed = struct.unpack_from(">q", data, len(data) - 8)[0]
+            if committed > size:
+                return FileFacts(rel, size, error=f"flush length {committed} is beyond the "
+                                 f"file's {size} bytes", flush_committed=committed)
+        length = size if committed is None else committed
+        with open_ranged(loc, rel) as source:
+            try:
+                footer = read_footer_at(source, length)
+            except UnsupportedCompression:
+                footer = None
+            except (pa.ArrowException, OSError, ValueError):
+                if not starts_like_orc(source):
+                    return FileFacts(rel, size, error="not an ORC file (it does not start with "
+                                     "'ORC')", flush_committed=committed)
+                raise
+        if footer is None:  # a codec only pyarrow's ORC reader decodes
+            with (pa.BufferReader(read_bytes(loc, rel, length)) if committed is not None
+                  else loc.fs.open_input_file(loc.join(rel))) as source:
+                footer = footer_through_pyarrow(source)
+        ranges = event_ranges(footer.check())
+        return FileFacts(rel, size, footer.release(), flush_committed=committed,
+                         event_ranges=ranges)
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        return FileFacts(rel, size, error=unreadable_reason(exc), flush_committed=committed)

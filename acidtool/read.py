@@ -20,10 +20,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .core.bucket import encode_v1
-from .core.names import FileName, parse_bucket_id
+from .core.names import FLUSH_LENGTH_SUFFIX, FileName, parse_bucket_id
+from .core.orcproto import Footer
 from .core.select import AcidState
 from .errors import AcidToolError, OrcReadError
-from .orc import ACID_COLUMNS, acid_type_problem, open_orc, scan_batches
+from .orc import ACID_COLUMNS, acid_type_problem, open_orc, read_footer, scan_batches
 from .snapshot_options import Snapshot, make_snapshot
 from .table import PartitionState, TableState, inspect_table
 
@@ -153,11 +154,21 @@ class PartitionReader:
         return self.version == "2" and not any(e.kind == "delete_delta"
                                                for e in self.state.entries)
 
+    @functools.cached_property
+    def _sizes(self) -> dict[str, int]:
+        return {p.path: p.size for p in self.part.listing.paths if not p.is_dir}
+
+    def footer(self, rel: str) -> Footer | None:
+        """A listed file's footer (up to its committed length), from one ranged read; None
+        for a file that is not readable ORC (reading its rows fails and says why)."""
+        side = rel + FLUSH_LENGTH_SUFFIX
+        facts = read_footer(self.part.location, rel, self._sizes.get(rel, 0),
+                            side if side in self._sizes else None)
+        return facts.footer if facts.error is None else None
+
     def _rows(self, rel: str) -> int:
-        try:
-            return open_orc(self.part.location, rel).file.nrows
-        except OrcReadError:
-            return 0
+        footer = self.footer(rel)
+        return footer.rows if footer is not None else 0
 
     # -- reading ------------------------------------------------------------------------------
     def _valid(self, arr: pa.Array) -> pa.Array:
@@ -472,13 +483,13 @@ class Snapshotted:
             buckets, legacy = reader._plan
             files = legacy + [f for b in buckets.values() for f in b.data]
             for f in files:
-                try:
-                    schema = open_orc(reader.part.location, f.rel).schema
-                except OrcReadError:
+                footer = reader.footer(f.rel)
+                if footer is None:
                     continue
-                row = schema.field(5).type if len(schema) == 6 and \
-                    pa.types.is_struct(schema.field(5).type) else None
-                names = [x.name for x in row] if row is not None else list(schema.names)
+                top = footer.top_level()
+                row = footer.types[top[5][1]] if len(top) == 6 else None
+                names = list(row.field_names) if row is not None and row.kind == "struct" \
+                    else [name for name, _ in top]
                 first = first or names
                 if not _generated(names):
                     return names

@@ -7,7 +7,6 @@ ever written.
 
 from __future__ import annotations
 
-import struct
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -22,15 +21,12 @@ from ._gc import paused_gc
 from .core.facts import Context, FileFacts, PartitionFacts, RowFacts, TableFacts, Thresholds
 from .core.listing import Listing, markers_needed
 from .core.names import ACID_VERSION_FILE, FLUSH_LENGTH_SUFFIX
-from .core.orcproto import UnsupportedCompression
 from .core.partitions import PartitionListing, discover_tables, split_partitions
-from .core.rules import (REGISTRY, SEVERITIES, Finding, data_file_names, event_ranges,
-                          run_rules)
+from .core.rules import REGISTRY, SEVERITIES, Finding, data_file_names, run_rules
 from .core.select import select
 from .errors import OrcReadError, UsageError
-from .fs import Location, list_tree, open_ranged, read_bytes, require_dir, resolve
-from .orc import (ACID_COLUMNS, FlushLength, footer_through_pyarrow, open_orc, read_footer_at,
-                  scan_batches, starts_like_orc, unreadable_reason)
+from .fs import Location, list_tree, read_bytes, require_dir, resolve
+from .orc import ACID_COLUMNS, FlushLength, open_orc, read_footer, scan_batches
 from .snapshot_options import Snapshot, make_snapshot
 
 
@@ -83,44 +79,7 @@ class Report:
 
 
 # ------------------------------------------------------------------------------------------------
-# Reading facts
-
-
-def read_footer(loc: Location, rel: str, size: int, flush_side: str | None) -> FileFacts:
-    """One file's footer, decoded; never raises for a bad file (that is a finding)."""
-    committed = None
-    if size == 0:
-        return FileFacts(rel, size, error="empty file (0 bytes), not ORC")
-    try:
-        if flush_side is not None:
-            data = read_bytes(loc, flush_side)
-            if len(data) < 8 or len(data) % 8:
-                return FileFacts(rel, size, error=f"{flush_side} is not readable "
-                                 f"({len(data)} bytes)")
-            committed = struct.unpack_from(">q", data, len(data) - 8)[0]
-            if committed > size:
-                return FileFacts(rel, size, error=f"flush length {committed} is beyond the "
-                                 f"file's {size} bytes", flush_committed=committed)
-        length = size if committed is None else committed
-        with open_ranged(loc, rel) as source:
-            try:
-                footer = read_footer_at(source, length)
-            except UnsupportedCompression:
-                footer = None
-            except (pa.ArrowException, OSError, ValueError):
-                if not starts_like_orc(source):
-                    return FileFacts(rel, size, error="not an ORC file (it does not start with "
-                                     "'ORC')", flush_committed=committed)
-                raise
-        if footer is None:  # a codec only pyarrow's ORC reader decodes
-            with (pa.BufferReader(read_bytes(loc, rel, length)) if committed is not None
-                  else loc.fs.open_input_file(loc.join(rel))) as source:
-                footer = footer_through_pyarrow(source)
-        ranges = event_ranges(footer.check())
-        return FileFacts(rel, size, footer.release(), flush_committed=committed,
-                         event_ranges=ranges)
-    except (pa.ArrowException, OSError, ValueError) as exc:
-        return FileFacts(rel, size, error=unreadable_reason(exc), flush_committed=committed)
+# Reading facts (footers: orc.read_footer)
 
 
 def scan_rows(loc: Location, rel: str, facts: FileFacts) -> RowFacts:

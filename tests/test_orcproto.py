@@ -12,7 +12,7 @@ from acidtool.core.orcproto import (TAIL_GUESS, ProtoError, UnsupportedCompressi
                                     parse_footer, parse_postscript)
 from acidtool.fs import resolve
 from acidtool.orc import read_footer_at
-from acidtool.validate import read_footer
+from acidtool.orc import read_footer
 
 from .helpers.orcfiles import ALL_TYPES, all_types_rows, write_orc
 from .helpers.runner import run

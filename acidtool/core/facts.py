@@ -14,6 +14,9 @@ from .orcproto import Footer
 from .select import AcidState
 
 LEVELS = ("names", "metadata", "rows")
+# The top-level columns of an ACID event file, in order.
+ACID_NAMES = ("operation", "originalTransaction", "bucket", "rowId", "currentTransaction", "row")
+ACID_LOWER = tuple(n.lower() for n in ACID_NAMES)
 
 
 class FileFacts(NamedTuple):
@@ -31,6 +34,21 @@ class FileFacts(NamedTuple):
     # (None where the writer gave none), for a file whose top-level columns have the ACID
     # names; read with the footer
     event_ranges: tuple[tuple[int, int] | None, ...] | None = None
+
+
+def event_ranges(footer: Footer) -> tuple[tuple[int, int] | None, ...] | None:
+    """What ``FileFacts.event_ranges`` holds: the (min, max) statistics of operation,
+    originalTransaction, bucket and currentTransaction, for a footer whose top-level columns
+    have the ACID names (else None). Read while the footer's parse is at hand."""
+    schema = footer.schema
+    if schema.lower_names != ACID_LOWER:
+        return None
+    columns = schema.derived.get("event_columns")
+    if columns is None:
+        top = schema.top  # operation, originalTransaction, bucket, rowId, current..., row
+        columns = schema.derived["event_columns"] = (top[0][1], top[1][1], top[2][1],
+                                                     top[4][1])
+    return footer.int_ranges(columns)
 
 
 @dataclass(frozen=True)

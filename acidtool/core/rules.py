@@ -17,14 +17,14 @@ from typing import Callable, Iterable, Iterator, NamedTuple
 
 from .bucket import BucketCodecError, decode
 from .errors import InvalidNameError
-from .facts import Context, FileFacts, PartitionFacts, RowFacts, TableFacts
+from .facts import (ACID_LOWER, ACID_NAMES, Context, FileFacts, PartitionFacts, RowFacts,
+                    TableFacts)
 from .names import (ACID_VERSION_FILE, NO_STATEMENT, Delta, FileName,
                     is_hidden, parse_dir_name)
 from .orctypes import TypeStringError, normalize, struct_fields
 from .partitions import is_partition_component
 
 SEVERITIES = ("error", "warning", "info")
-ACID_NAMES = ("operation", "originalTransaction", "bucket", "rowId", "currentTransaction", "row")
 ACID_TYPES = ("int", "bigint", "int", "bigint", "bigint")
 
 
@@ -178,28 +178,11 @@ def _top_fields(footer) -> list[tuple[str, str]]:
     return found
 
 
-_ACID_LOWER = tuple(n.lower() for n in ACID_NAMES)
-
 
 def _is_acid_file(facts: FileFacts | None) -> bool:
     if facts is None or facts.footer is None:
         return False
-    return facts.footer.schema.lower_names == _ACID_LOWER
-
-
-def event_ranges(footer) -> tuple[tuple[int, int] | None, ...] | None:
-    """What ``FileFacts.event_ranges`` holds: the (min, max) statistics of operation,
-    originalTransaction, bucket and currentTransaction, for a footer whose top-level columns
-    have the ACID names (else None). Read while the footer's parse is at hand."""
-    schema = footer.schema
-    if schema.lower_names != _ACID_LOWER:
-        return None
-    columns = schema.derived.get("event_columns")
-    if columns is None:
-        top = schema.top  # operation, originalTransaction, bucket, rowId, current..., row
-        columns = schema.derived["event_columns"] = (top[0][1], top[1][1], top[2][1],
-                                                     top[4][1])
-    return footer.int_ranges(columns)
+    return facts.footer.schema.lower_names == ACID_LOWER
 
 
 def _column_values(facts: FileFacts, name: str) -> int | None:
