@@ -177,21 +177,26 @@ class _RowAccumulator:
                         tuple(self.stripe_keys))
 
 
-def _files_to_read(listing: Listing, state) -> list[tuple[str, int, str | None]]:
-    """(relative path, size, flush side file) of the ORC files whose footers matter: data files of
-    live ACID directories and the original files Hive reads."""
-    out = []
+def _files_to_read(listing: Listing, state, hive_version: str
+                   ) -> tuple[list[tuple[str, int, str | None]], list[str]]:
+    """What to read at --level metadata: (relative path, size, flush side file) of the ORC files
+    whose footers matter (data files of live ACID directories and the original files Hive
+    reads), and the version markers of those directories (ACID005 judges their contents; not
+    under Hive 2, which writes none)."""
+    files, markers = [], []
     for e in state.entries:
         if e.kind in ("base", "delta", "delete_delta") and e.status in ("selected", "ignored"):
             in_dir = {f.path: f.size for f in e.files}
             for name in data_file_names(e):
                 side = name + FLUSH_LENGTH_SUFFIX
-                out.append((f"{e.name}/{name}", in_dir[name],
-                            f"{e.name}/{side}" if side in in_dir else None))
+                files.append((f"{e.name}/{name}", in_dir[name],
+                              f"{e.name}/{side}" if side in in_dir else None))
+            if ACID_VERSION_FILE in in_dir and hive_version != "2":
+                markers.append(f"{e.name}/{ACID_VERSION_FILE}")
     if state.base is None and state.original_files:
         sizes = {p.path: p.size for p in listing.paths if not p.is_dir}
-        out.extend((rel, sizes.get(rel, 0), None) for rel in state.original_files)
-    return out
+        files.extend((rel, sizes.get(rel, 0), None) for rel in state.original_files)
+    return files, markers
 
 
 class _Progress:
@@ -241,9 +246,7 @@ def _plan(loc: Location, part: PartitionListing, opts: ValidateOptions) -> _Pend
     state = select(listing, snap.write_ids, snap.txns, snap.hive_version)
     todo, acid_markers = [], []
     if opts.level != "names":
-        todo = _files_to_read(listing, state)
-        acid_markers = [p.path for p in part.paths if not p.is_dir and p.path.count("/") == 1
-                        and p.path.endswith("/" + ACID_VERSION_FILE)]
+        todo, acid_markers = _files_to_read(listing, state, snap.hive_version)
     return _Pending(ploc, part.name, listing, state, todo, acid_markers)
 
 

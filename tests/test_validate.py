@@ -202,3 +202,18 @@ def test_remote_round_trips_per_file(level, opens_per_data_file):
     assert ("info", "bucket_00000") not in data, _Counting.calls
     side = [c for c in _Counting.calls if c[1] == "bucket_00000_flush_length"]
     assert side == [("open", "bucket_00000_flush_length")], _Counting.calls
+    assert _Counting.calls.count(("open", "_orc_acid_version")) == 3  # one per live directory
+
+
+def test_markers_are_read_only_where_a_rule_judges_them():
+    """Version markers of obsolete directories, and any under Hive 2 rules, are not read."""
+    mem = _Counting.register()
+    layout = {**delta(D1), **delta("delta_0000002_0000002_0000", acid(events(2))),
+              **delta("delta_0000001_0000002", acid(events(2)))}
+    for rel, content in layout.items():
+        mem.pipe(f"/markers/t/{rel}", content)
+    for version, opened in [("4", 1), ("2", 0)]:
+        _Counting.calls.clear()
+        result = run("validate", "countmem://markers/t", "--hive-version", version)
+        assert result.code == 0, result.out + result.err
+        assert _Counting.calls.count(("open", "_orc_acid_version")) == opened, version
