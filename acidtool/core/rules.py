@@ -19,8 +19,9 @@ from .bucket import BucketCodecError, decode
 from .errors import InvalidNameError
 from .facts import (ACID_LOWER, ACID_NAMES, Context, FileFacts, PartitionFacts, RowFacts,
                     TableFacts)
-from .names import (ACID_VERSION_FILE, NO_STATEMENT, Delta, FileName,
+from .names import (ACID_VERSION_FILE, FLUSH_LENGTH_SUFFIX, NO_STATEMENT, Delta, FileName,
                     is_hidden, parse_dir_name)
+from .orcproto import Footer
 from .orctypes import TypeStringError, normalize, struct_fields
 from .partitions import is_partition_component
 
@@ -84,8 +85,9 @@ class _Index:
         self.acid = [e for e in p.state.entries if e.kind in ("base", "delta", "delete_delta")]
         self.live = [e for e in self.acid if e.status in ("selected", "ignored")]
         self.data = {e.name: data_file_names(e) for e in self.acid}
-        # (entry, file name, path relative to the partition, footer facts or None) of every
-        # data file of a live directory, and the readable ACID-schema ones among them.
+        # (entry, file name, path relative to the partition, footer facts or None, whether
+        # it is a readable ACID-schema file) of every data file of a live directory, and the
+        # ACID ones among them.
         self.live_files = []
         self.acid_files = []
         files = p.files
@@ -93,9 +95,10 @@ class _Index:
             for name in self.data[entry.name]:
                 rel = f"{entry.name}/{name}"
                 facts = files.get(rel)
-                self.live_files.append((entry, name, rel, facts))
-                if facts is not None and facts.error is None and _is_acid_file(facts):
-                    self.acid_files.append(_acid_file(entry, rel, facts, p.rows.get(rel)))
+                acid = facts is not None and facts.error is None and _is_acid_file(facts)
+                self.live_files.append((entry, name, rel, facts, acid))
+                if acid:
+                    self.acid_files.append(_acid_file(entry, name, rel, facts, p.rows.get(rel)))
 
 
 class _AcidFile(NamedTuple):
@@ -104,7 +107,8 @@ class _AcidFile(NamedTuple):
 
     entry: object
     rel: str
-    facts: FileFacts
+    file: FileName  # its name, parsed
+    footer: Footer
     scan: RowFacts | None  # None when the rows were not scanned, or not readable
     operation: tuple[int, int] | None
     original: tuple[int, int] | None
@@ -112,11 +116,15 @@ class _AcidFile(NamedTuple):
     current: tuple[int, int] | None
 
 
-def _acid_file(entry, rel: str, facts: FileFacts, scan: RowFacts | None) -> _AcidFile:
+def _acid_file(entry, name: str, rel: str, facts: FileFacts, scan: RowFacts | None
+               ) -> _AcidFile:
     op, org, bucket, cur = facts.event_ranges
     if scan is not None and scan.error is not None:
         scan = None
-    return _AcidFile(entry, rel, facts, scan, op, org, bucket, cur)
+    # built with tuple.__new__: a NamedTuple's own constructor is Python code, and this runs
+    # once per file
+    return tuple.__new__(_AcidFile, (entry, rel, _file_name(name), facts.footer, scan, op, org,
+                                     bucket, cur))
 
 
 def _index(p: PartitionFacts) -> _Index:
@@ -148,7 +156,7 @@ def data_file_names(entry) -> list[str]:
         path = f.path
         if "/" in path or is_hidden(path):
             continue
-        if _file_kind(path) == "flush_length":
+        if path.endswith(FLUSH_LENGTH_SUFFIX) and _file_kind(path) == "flush_length":
             continue
         out.append(path)
     return out
@@ -185,9 +193,9 @@ def _is_acid_file(facts: FileFacts | None) -> bool:
     return facts.footer.schema.lower_names == ACID_LOWER
 
 
-def _column_values(facts: FileFacts, name: str) -> int | None:
-    cid = facts.footer.schema.by_lower_name.get(name.lower())
-    st = facts.footer.stats(cid) if cid is not None else None
+def _column_values(footer: Footer, name: str) -> int | None:
+    cid = footer.schema.by_lower_name.get(name.lower())
+    st = footer.stats(cid) if cid is not None else None
     return st.number_of_values if st is not None else None
 
 
@@ -390,8 +398,8 @@ def _unreadable(p: PartitionFacts, ctx: Context):
       fix="`acidtool convert` re-wraps plain ORC into the ACID event schema.")
 def _not_acid(p: PartitionFacts, ctx: Context):
     r = REGISTRY["ACID007"]
-    for e, name, rel, facts in _index(p).live_files:
-        if facts is None or facts.error is not None or _is_acid_file(facts):
+    for e, name, rel, facts, acid in _index(p).live_files:
+        if facts is None or facts.error is not None or acid:
             continue
         kind = _file_name(name).kind
         if kind == "original" and ctx.hive_version != "2" and e.kind != "delete_delta":
@@ -455,7 +463,7 @@ def _judge_schema(footer) -> tuple[str | None, str] | None:
 def _missing_key_index(p: PartitionFacts, ctx: Context):
     r = REGISTRY["ACID009"]
     for f in _acid_files(p):
-        if "hive.acid.key.index" not in f.facts.footer.metadata:
+        if "hive.acid.key.index" not in f.footer.metadata:
             yield r.finding(p.path(f.rel), "no hive.acid.key.index in the ORC user metadata: "
                             "Hive would read it as an original file")
 
@@ -491,17 +499,17 @@ def _index_length_fits(entries: int, stripes: int, ctx: Context) -> bool:
 def _key_index(p: PartitionFacts, ctx: Context):
     r = REGISTRY["ACID010"]
     for f in _acid_files(p):
-        rel, facts = f.rel, f.facts
-        raw = facts.footer.metadata.get("hive.acid.key.index")
+        rel, footer = f.rel, f.footer
+        raw = footer.metadata.get("hive.acid.key.index")
         if raw is None:
             continue
         entries = _parse_index(raw.decode("utf-8", "replace"))
-        stripes = facts.footer.stripe_count
+        stripes = footer.stripe_count
         if entries is None:
             yield r.finding(p.path(rel), f"unparsable hive.acid.key.index {raw[:80]!r}")
             continue
         if not _index_length_fits(len(entries), stripes, ctx) and not _index_length_fits(
-                len(entries), sum(1 for s in facts.footer.stripes if s.rows), ctx):
+                len(entries), sum(1 for s in footer.stripes if s.rows), ctx):
             yield r.finding(p.path(rel), f"hive.acid.key.index has {len(entries)} entries for "
                             f"{stripes} stripes", entries=len(entries), stripes=stripes)
             continue
@@ -526,7 +534,7 @@ def _missing_acid_version(p: PartitionFacts, ctx: Context):
         return
     r = REGISTRY["ACID011"]
     for f in _acid_files(p):
-        if "hive.acid.version" not in f.facts.footer.metadata:
+        if "hive.acid.version" not in f.footer.metadata:
             yield r.finding(p.path(f.rel), "no hive.acid.version in the ORC user metadata")
 
 
@@ -577,9 +585,8 @@ def _statement_ids(values: tuple[int, ...]) -> list[int] | None:
 def _bucket_mismatch(p: PartitionFacts, ctx: Context):
     r = REGISTRY["ACID012"]
     for f in _acid_files(p):
-        rel = f.rel
-        fn = _file_name(rel.rsplit("/", 1)[-1])
-        if fn.kind != "bucket" or f.facts.footer.rows == 0:
+        rel, fn = f.rel, f.file
+        if fn.kind != "bucket" or f.footer.rows == 0:
             continue
         values = _bucket_range(f)
         problem = _bucket_problem(values, fn.bucket_id) if values else None
@@ -602,7 +609,7 @@ def _statement_mismatch(p: PartitionFacts, ctx: Context):
     for f in _acid_files(p):
         entry, rel = f.entry, f.rel
         d = entry.parsed
-        if entry.kind != "delta" or d.statement_id == NO_STATEMENT or f.facts.footer.rows == 0:
+        if entry.kind != "delta" or d.statement_id == NO_STATEMENT or f.footer.rows == 0:
             continue
         if f.scan is not None:
             if set(f.scan.operations) - {0}:
@@ -629,7 +636,7 @@ def _write_id_range(p: PartitionFacts, ctx: Context):
     r = REGISTRY["ACID014"]
     for f in _acid_files(p):
         entry, rel, rows = f.entry, f.rel, f.scan
-        if f.facts.footer.rows == 0:
+        if f.footer.rows == 0:
             continue
         d = entry.parsed
         lo, hi = (d.min_write_id, d.max_write_id) if entry.kind != "base" else (None, d.write_id)
@@ -700,8 +707,8 @@ def _wrong_operation(p: PartitionFacts, ctx: Context):
     r = REGISTRY["ACID017"]
     legacy = _is_legacy(p, ctx)
     for f in _acid_files(p):
-        entry, rel, facts = f.entry, f.rel, f.facts
-        if entry.kind == "base" or facts.footer.rows == 0:
+        entry, rel = f.entry, f.rel
+        if entry.kind == "base" or f.footer.rows == 0:
             continue
         if f.scan is not None:
             ops = set(f.scan.operations)
@@ -719,8 +726,8 @@ def _wrong_operation(p: PartitionFacts, ctx: Context):
             if ops - {2}:
                 problems.append(f"operation {', '.join(map(str, sorted(ops - {2})))} in a "
                                 "delete delta")
-            row_fields = [t for n, t in _top_fields(facts.footer) if n.lower() == "row"]
-            values = _column_values(facts, "row")
+            row_fields = [t for n, t in _top_fields(f.footer) if n.lower() == "row"]
+            values = _column_values(f.footer, "row")
             if row_fields and row_fields[0] != "struct<>" and values:
                 problems.append(f"{values} events carry a row (delete events have none)")
             if problems:
@@ -765,9 +772,10 @@ def _row_types(facts: FileFacts, acid: bool) -> list[str] | None:
     """The row columns' types (the ``row`` struct's, or an original file's), once per schema."""
     footer = facts.footer
     derived = footer.schema.derived
-    key = ("row_types", acid)
-    if key in derived:
-        return derived[key]
+    key = "row_types_acid" if acid else "row_types_plain"
+    found = derived.get(key, derived)
+    if found is not derived:
+        return found
     found = None
     if acid:
         for name, cid in footer.top_level():
@@ -795,10 +803,9 @@ def _row_schema(table: TableFacts, ctx: Context):
     r = REGISTRY["ACID019"]
     seen: list[tuple[PartitionFacts, str, list[str]]] = []  # the path is made for findings only
     for p in table.partitions:
-        for entry, name, rel, facts in _index(p).live_files:
+        for entry, name, rel, facts, acid in _index(p).live_files:
             if entry.kind == "delete_delta" or facts is None or facts.error is not None:
                 continue
-            acid = _is_acid_file(facts)
             if not acid and _file_name(name).kind != "original":
                 continue
             types = _row_types(facts, acid)
