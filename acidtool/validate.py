@@ -252,9 +252,9 @@ def _plan(loc: Location, part: PartitionListing, opts: ValidateOptions) -> _Pend
 
 def _threads(loc: Location, jobs: int) -> int:
     """Threads for reading footers. On a local disk a footer read is a few microseconds of I/O
-    and the rest is Python under the GIL: threads only add hand-offs (bench_validate.py measures
-    --jobs 8 at 1.7x the time of one thread there), so local paths use one. Remote stores are
-    latency bound and get ``--jobs``."""
+    and the rest is Python under the GIL: threads only add hand-offs (8 threads took 2.3 to 2.8
+    times as long as one over bench_validate.py's files), so local paths use one. Remote stores
+    are latency bound and get ``--jobs``."""
     return 1 if loc.is_local else jobs
 
 
