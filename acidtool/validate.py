@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Sequence
+from typing import Callable, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -250,16 +251,27 @@ def _plan(loc: Location, part: PartitionListing, opts: ValidateOptions) -> _Pend
     return _Pending(ploc, part.name, listing, state, todo, acid_markers)
 
 
-def _threads(loc: Location, jobs: int) -> int:
-    """Threads for reading footers. On a local disk a footer read is a few microseconds of I/O
-    and the rest is Python under the GIL: threads only add hand-offs (8 threads took 2.3 to 2.8
-    times as long as one over bench_validate.py's files), so local paths use one. Remote stores
-    are latency bound and get ``--jobs``."""
-    return 1 if loc.is_local else jobs
+# How many threads read footers. A remote store is latency bound: ``--jobs`` threads keep its
+# round trips overlapping. On a local disk a footer read is a few microseconds of I/O and the
+# rest is Python under the GIL, where threads only add hand-offs (8 threads took 2.3 to 2.8
+# times as long as one over bench_validate.py's files, and as long again at --level rows). But
+# a local path may be a network mount (NFS, a FUSE-mounted object store) or a cold disk: there
+# the first PROBE_FILES are read on one thread and timed, and when the time spent waiting
+# (wall clock minus this thread's CPU time) passes WAIT_PER_FILE a file, the rest go to
+# ``--jobs`` threads.
+PROBE_FILES = 32
+WAIT_PER_FILE = 200e-6  # seconds
+
+
+def _waited(work: Callable[[], object]) -> float:
+    """Seconds ``work`` spent not running on this thread's CPU (waiting for I/O)."""
+    wall, cpu = time.perf_counter(), time.thread_time()
+    work()
+    return (time.perf_counter() - wall) - (time.thread_time() - cpu)
 
 
 def _read_all(pending: list[_Pending], opts: ValidateOptions, pool: ThreadPoolExecutor,
-              progress: bool, threads: int) -> None:
+              progress: bool, remote: bool) -> None:
     """Read every footer (and row scan, and marker) of every partition on one pool."""
     bar = _Progress(sum(len(p.todo) for p in pending), progress)
     rows = opts.level == "rows"
@@ -270,15 +282,19 @@ def _read_all(pending: list[_Pending], opts: ValidateOptions, pool: ThreadPoolEx
             p.rows[rel] = scan_rows(p.loc, rel, facts)
         bar.tick()
 
+    jobs = [(p, *item) for p in pending for item in p.todo]
+    threads = opts.jobs if remote else 1
+    if not remote and opts.jobs > 1 and len(jobs) > PROBE_FILES:
+        probe, jobs = jobs[:PROBE_FILES], jobs[PROBE_FILES:]
+        if _waited(lambda: [read(*job) for job in probe]) > WAIT_PER_FILE * len(probe):
+            threads = opts.jobs
     if threads == 1:  # no hand-offs at all
-        for p in pending:
-            for rel, size, side in p.todo:
-                read(p, rel, size, side)
+        for job in jobs:
+            read(*job)
     else:
         # Files go to the threads in small batches: a thread hand-off per file costs more
         # than a local footer read; a batch still keeps a remote store's round trips
         # overlapping. Each file's facts land in its own key of its partition's dicts.
-        jobs = [(p, *item) for p in pending for item in p.todo]
         batch = max(1, min(16, len(jobs) // (threads * 4) or 1))
         for _ in pool.map(lambda chunk: [read(*job) for job in chunk],
                           [jobs[i:i + batch] for i in range(0, len(jobs), batch)]):
@@ -319,7 +335,7 @@ def _validate_path(loc: Location, opts: ValidateOptions, ctx: Context, codes: li
                 [_plan(loc.child(root) if root else loc, part, opts) for part in parts], stray)
                for root, parts, stray in tables]
     _read_all([p for _, ps, _ in planned for p in ps], opts, pool, progress,
-              _threads(loc, opts.jobs))
+              remote=not loc.is_local)
     for tloc, pending, stray in planned:
         table = TableFacts(tloc.url, tuple(p.facts() for p in pending),
                            tuple(s.path for s in stray))

@@ -1,6 +1,8 @@
 """``acidtool validate``: the DataX case end to end, outputs, exit statuses, real Hive data."""
 
 import json
+import threading
+import time
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -217,3 +219,45 @@ def test_markers_are_read_only_where_a_rule_judges_them():
         result = run("validate", "countmem://markers/t", "--hive-version", version)
         assert result.code == 0, result.out + result.err
         assert _Counting.calls.count(("open", "_orc_acid_version")) == opened, version
+
+
+@pytest.mark.parametrize("slow, threaded", [(False, False), (True, True)])
+def test_local_reads_go_to_threads_only_when_they_wait(tmp_path, monkeypatch, slow, threaded):
+    """A local path whose reads wait (a network mount, a cold disk) gets --jobs threads once
+    the first files have been timed; one that answers at CPU speed stays on one thread."""
+    from acidtool import validate as V
+
+    layout = {}
+    for w in range(1, 11):
+        name = f"delta_{w:07d}_{w:07d}_0000"
+        layout.update(delta(name, acid(events(w))))
+        for b in range(1, 4):
+            layout[f"{name}/bucket_{b:05d}"] = acid(events(w, bucket=b))
+    table = build(tmp_path / "t", layout)
+    threads, real = set(), V.read_footer
+
+    def read_footer(*args):
+        threads.add(threading.get_ident())
+        if slow:
+            time.sleep(0.002)  # waiting, as on a network mount
+        return real(*args)
+
+    monkeypatch.setattr(V, "read_footer", read_footer)
+    if not slow:  # on a loaded machine even a page-cache read may be preempted
+        monkeypatch.setattr(V, "_waited", lambda work: work() and 0.0)
+    report = V.validate([str(table)], V.ValidateOptions(jobs=4))
+    assert report.files == 40 > V.PROBE_FILES and not report.findings
+    assert (len(threads) > 1) is threaded
+
+
+def test_waited_counts_waiting_not_computing():
+    from acidtool.validate import _waited
+
+    assert _waited(lambda: time.sleep(0.02)) > 0.015
+
+    def compute():
+        end = time.thread_time() + 0.02
+        while time.thread_time() < end:
+            pass
+
+    assert _waited(compute) < 0.015
