@@ -523,8 +523,9 @@ class Summary:
                 "manifest": self.manifest}
 
 
-def write_files(p: Plan, progress: Callable[[int], None] | None = None) -> dict[str, bytes]:
-    """Every bucket file's finished bytes, in memory."""
+def write_files(p: Plan, progress: Callable[[int], None] | None = None
+                ) -> dict[str, tuple[bytes, int]]:
+    """Every bucket file's finished bytes, in memory, with its row count."""
     o = p.options
     writers = BucketWriters(o, p.write_id)
     done = 0
@@ -548,17 +549,18 @@ def write_files(p: Plan, progress: Callable[[int], None] | None = None) -> dict[
             writers.update(group.writers)
     if not writers:  # no rows: Hive's writers still leave an (empty) bucket file
         writers[0] = BucketWriter(o, p.write_id, 0)
-    return {bucket_file_name(b): w.finish() for b, w in sorted(writers.items())}
+    return {bucket_file_name(b): (w.finish(), w.rows) for b, w in sorted(writers.items())}
 
 
 # Writes the bucket files into the staging directory it is given; returns name -> (rows, bytes).
 StagedWriter = Callable[[Location], "dict[str, tuple[int, int]]"]
 
 
-def commit(p: Plan, files: dict[str, bytes] | StagedWriter, started: float) -> Summary:
+def commit(p: Plan, files: dict[str, tuple[bytes, int]] | StagedWriter, started: float
+           ) -> Summary:
     """Write into the staging directory, then rename the delta into place. ``files`` is every
-    bucket file's bytes, or a function that writes them there itself (the Spark path, whose
-    workers write their files directly)."""
+    bucket file's bytes and row count (``write_files``), or a function that writes them there
+    itself (the Spark path, whose workers write their files directly)."""
     fs, o = p.target.fs, p.options
     staging = p.target.child(f"{STAGING_PREFIX}{uuid.uuid4().hex[:12]}")
     staged = staging.child(p.directory)
@@ -570,10 +572,10 @@ def commit(p: Plan, files: dict[str, bytes] | StagedWriter, started: float) -> S
                 summary.files[name] = rows
                 summary.bytes += size
         else:
-            for name, data in files.items():
+            for name, (data, rows) in files.items():
                 with fs.open_output_stream(staged.join(name)) as out:
                     out.write(data)
-                summary.files[name] = _footer(data).rows
+                summary.files[name] = rows
                 summary.bytes += len(data)
         if o.hive_version != "2":
             with fs.open_output_stream(staged.join(ACID_VERSION_FILE)) as out:
