@@ -91,6 +91,11 @@ class Context:
         return LEVELS.index(self.level) >= LEVELS.index(level)
 
 
+def url_of(url: str, rel: str = "") -> str:
+    """A path below the directory ``url``, as findings name it."""
+    return f"{url.rstrip('/')}/{rel}" if rel else url
+
+
 @dataclass(frozen=True)
 class PartitionFacts:
     url: str  # the partition directory, as findings name it
@@ -102,7 +107,7 @@ class PartitionFacts:
     rows: Mapping[str, RowFacts] = field(default_factory=dict)
 
     def path(self, rel: str = "") -> str:
-        return f"{self.url.rstrip('/')}/{rel}" if rel else self.url
+        return url_of(self.url, rel)
 
 
 @dataclass(frozen=True)

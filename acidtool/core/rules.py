@@ -18,7 +18,7 @@ from typing import Callable, Iterable, Iterator, NamedTuple
 from .bucket import BucketCodecError, decode
 from .errors import InvalidNameError
 from .facts import (ACID_LOWER, ACID_NAMES, Context, FileFacts, PartitionFacts, RowFacts,
-                    TableFacts)
+                    TableFacts, url_of)
 from .names import (ACID_VERSION_FILE, FLUSH_LENGTH_SUFFIX, NO_STATEMENT, Delta, FileName,
                     is_hidden, parse_dir_name)
 from .orcproto import Footer
@@ -50,7 +50,15 @@ class Rule:
     example: str
     fix: str
     check: Callable[..., Iterable[Finding]] = field(repr=False, compare=False)
-    scope: str = "partition"  # or "table"
+    # A table-wide rule gathers values from each partition (``gather(p, ctx)``, a list) and
+    # checks them all at once (``check(gathered, ctx)``): partitions may be read in other
+    # processes. A partition rule has none and checks one partition (``check(p, ctx)``).
+    gather: Callable[[PartitionFacts, Context], list] | None = field(default=None, repr=False,
+                                                                     compare=False)
+
+    @property
+    def scope(self) -> str:
+        return "partition" if self.gather is None else "table"
 
     def finding(self, path: str, message: str, severity: str | None = None,
                 **details) -> Finding:
@@ -60,12 +68,12 @@ class Rule:
 REGISTRY: dict[str, Rule] = {}
 
 
-def rule(code, name, severity, level, summary, *, what, why, example, fix, scope="partition"):
+def rule(code, name, severity, level, summary, *, what, why, example, fix, gather=None):
     def register(fn):
         if code in REGISTRY:
             raise ValueError(f"rule code {code} registered twice")
         REGISTRY[code] = Rule(code, name, severity, level, summary, what, why, example, fix, fn,
-                              scope)
+                              gather)
         return fn
     return register
 
@@ -788,6 +796,26 @@ def _row_types(facts: FileFacts, acid: bool) -> list[str] | None:
     return found
 
 
+def _row_types_seen(p: PartitionFacts, ctx: Context) -> list[tuple[str, str, list[str]]]:
+    """(partition url, file, row column types) of the live data files (and the original files
+    read) of a partition: what ACID019 compares across the table."""
+    seen = []
+    for entry, name, rel, facts, acid in _index(p).live_files:
+        if entry.kind == "delete_delta" or facts is None or facts.error is not None:
+            continue
+        if not acid and _file_name(name).kind != "original":
+            continue
+        types = _row_types(facts, acid)
+        if types:
+            seen.append((p.url, rel, types))
+    if p.state.base is None:
+        for rel in p.state.original_files:
+            facts = p.files.get(rel)
+            if facts is not None and facts.error is None and not _is_acid_file(facts):
+                seen.append((p.url, rel, _row_types(facts, False)))
+    return seen
+
+
 @rule("ACID019", "row-schema-differs", "error", "metadata",
       "`row` struct differs between files of the same table (or from --schema)",
       what="The column types of the `row` struct (and of original files) compared by position "
@@ -798,24 +826,9 @@ def _row_types(facts: FileFacts, acid: bool) -> list[str] | None:
       example="one delta with row struct<id:int,name:string>, another with struct<name:string,"
               "id:int>",
       fix="Re-write the odd files with the table's schema (`acidtool convert --schema`).",
-      scope="table")
-def _row_schema(table: TableFacts, ctx: Context):
+      gather=_row_types_seen)
+def _row_schema(seen: list[tuple[str, str, list[str]]], ctx: Context):
     r = REGISTRY["ACID019"]
-    seen: list[tuple[PartitionFacts, str, list[str]]] = []  # the path is made for findings only
-    for p in table.partitions:
-        for entry, name, rel, facts, acid in _index(p).live_files:
-            if entry.kind == "delete_delta" or facts is None or facts.error is not None:
-                continue
-            if not acid and _file_name(name).kind != "original":
-                continue
-            types = _row_types(facts, acid)
-            if types:
-                seen.append((p, rel, types))
-        if p.state.base is None:
-            for rel in p.state.original_files:
-                facts = p.files.get(rel)
-                if facts is not None and facts.error is None and not _is_acid_file(facts):
-                    seen.append((p, rel, _row_types(facts, False)))
     if ctx.schema:
         try:
             expected = [t for _, t in struct_fields(ctx.schema)]
@@ -829,13 +842,14 @@ def _row_schema(table: TableFacts, ctx: Context):
         source = "most files"
     wanted = [normalize(t) for t in expected]
     verdicts: dict[int, bool] = {}  # files of one schema share one list of row types
-    for p, rel, types in seen:
+    for url, rel, types in seen:
         same = verdicts.get(id(types))
         if same is None:
             same = verdicts[id(types)] = [normalize(t) for t in types] == wanted
         if not same:
-            yield r.finding(p.path(rel), f"row columns ({', '.join(types)}) differ from {source} "
-                            f"({', '.join(expected)})", found=types, expected=list(expected))
+            yield r.finding(url_of(url, rel), f"row columns ({', '.join(types)}) differ from "
+                            f"{source} ({', '.join(expected)})", found=types,
+                            expected=list(expected))
 
 
 @rule("ACID020", "invisible-directory", "warning", "names",
@@ -957,21 +971,49 @@ def run_rules(table: TableFacts, ctx: Context, selected: Iterable[str] | None = 
     """Every selected rule whose level is reached, over every partition, in code order."""
     codes = sorted(REGISTRY if selected is None else selected)
     out: list[Finding] = []
-    _INDEX.clear()
-    try:
-        _run(table, ctx, codes, out)
-    finally:
-        _INDEX.clear()
+    gathered: dict[str, list] = {}
+    for p in table.partitions:
+        found, values = check_partition(p, ctx, codes)
+        out.extend(found)
+        add_gathered(gathered, values)
+    out.extend(check_table(gathered, ctx, codes))
+    out.sort(key=lambda f: f.code)  # stable: within a code, partitions in order
     return out
 
 
-def _run(table: TableFacts, ctx: Context, codes: list[str], out: list[Finding]) -> None:
+def check_partition(p: PartitionFacts, ctx: Context, codes: Iterable[str]
+                    ) -> tuple[list[Finding], dict[str, list]]:
+    """The findings of the partition rules in ``codes`` over ``p``, and what each table rule
+    gathers from it (for ``check_table``, once every partition is gathered)."""
+    found: list[Finding] = []
+    gathered: dict[str, list] = {}
+    _INDEX.pop(id(p), None)  # left by an object that had this id before, if any
+    try:
+        for code in codes:
+            r = REGISTRY[code]
+            if not ctx.at_least(r.level):
+                continue
+            if r.gather is None:
+                found.extend(r.check(p, ctx))
+            else:
+                gathered[code] = r.gather(p, ctx)
+    finally:
+        _INDEX.pop(id(p), None)  # the partition's lookups are done with
+    return found, gathered
+
+
+def add_gathered(into: dict[str, list], values: dict[str, list]) -> None:
+    for code, items in values.items():
+        into.setdefault(code, []).extend(items)
+
+
+def check_table(gathered: dict[str, list], ctx: Context, codes: Iterable[str]
+                ) -> list[Finding]:
+    """The findings of the table rules in ``codes`` over what they gathered from every
+    partition of one table."""
+    out: list[Finding] = []
     for code in codes:
         r = REGISTRY[code]
-        if not ctx.at_least(r.level):
-            continue
-        if r.scope == "table":
-            out.extend(r.check(table, ctx))
-        else:
-            for p in table.partitions:
-                out.extend(r.check(p, ctx))
+        if r.gather is not None and ctx.at_least(r.level):
+            out.extend(r.check(gathered.get(code, []), ctx))
+    return out
