@@ -342,8 +342,9 @@ def validate_command(
     ignore: Optional[str] = typer.Option(None, "--ignore", help="Skip these rules (codes or "
                                          "prefixes)."),
     jobs: int = typer.Option(8, "--jobs", "-j", min=1,
-                             help="Files read in parallel (threads) on remote stores, and on a "
-                                  "local path whose first reads wait (a network mount)."),
+                             help="Files read at once: threads on remote stores (and on a "
+                                  "local path whose first reads wait: a network mount); "
+                                  "processes for a large local partitioned table."),
     delta_num: int = typer.Option(10, "--delta-num-threshold", min=0,
                                   help="ACID024: hive.compactor.delta.num.threshold."),
     delta_pct: float = typer.Option(0.1, "--delta-pct-threshold", min=0.0,

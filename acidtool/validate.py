@@ -7,6 +7,9 @@ ever written.
 
 from __future__ import annotations
 
+import functools
+import multiprocessing
+import os
 import sys
 import threading
 import time
@@ -22,8 +25,10 @@ from ._gc import paused_gc
 from .core.facts import Context, FileFacts, PartitionFacts, RowFacts, TableFacts, Thresholds
 from .core.listing import Listing, markers_needed
 from .core.names import ACID_VERSION_FILE, FLUSH_LENGTH_SUFFIX
-from .core.partitions import PartitionListing, discover_tables, split_partitions
-from .core.rules import REGISTRY, SEVERITIES, Finding, data_file_names, run_rules
+from .core.partitions import (PartitionListing, discover_tables, is_partition_component,
+                              split_partitions)
+from .core.rules import (REGISTRY, SEVERITIES, Finding, add_gathered, check_partition,
+                          check_table, data_file_names, run_rules)
 from .core.select import select
 from .errors import OrcReadError, UsageError
 from .fs import Location, list_tree, read_bytes, require_dir, resolve
@@ -203,17 +208,20 @@ def _files_to_read(listing: Listing, state, hive_version: str
 class _Progress:
     """A one-line counter on stderr (only when it is a terminal)."""
 
-    def __init__(self, total: int, enabled: bool):
+    def __init__(self, total: int, enabled: bool, what: str = "read {done}/{total} files",
+                 every: int = 50):
         self.total, self.done, self.enabled = total, 0, enabled and total > 0
+        self.what, self.every = what, every
         self.lock = threading.Lock()
 
-    def tick(self) -> None:
+    def tick(self, count: int = 1) -> None:
         if not self.enabled:
             return
         with self.lock:
-            self.done += 1
-            if self.done == self.total or self.done % 50 == 0:
-                sys.stderr.write(f"\racidtool: read {self.done}/{self.total} files")
+            before, self.done = self.done, self.done + count
+            if self.done == self.total or before // self.every != self.done // self.every:
+                text = self.what.format(done=self.done, total=self.total)
+                sys.stderr.write(f"\racidtool: {text}")
                 if self.done == self.total:
                     sys.stderr.write("\n")
                 sys.stderr.flush()
@@ -325,6 +333,12 @@ def validate(paths: Sequence[str], opts: ValidateOptions, *, progress: bool = Fa
 
 def _validate_path(loc: Location, opts: ValidateOptions, ctx: Context, codes: list[str],
                    pool: ThreadPoolExecutor, progress: bool, report: Report) -> None:
+    processes = _processes(loc, opts)
+    if processes > 1:
+        top = _top_partitions(loc)
+        if len(top) >= FORK_MIN_PARTITIONS:
+            _validate_in_processes(loc, top, processes, opts, ctx, codes, progress, report)
+            return
     tree = list_tree(loc)
     if opts.recursive:
         tables = [(t.root, list(t.partitions), []) for t in discover_tables(tree)]
@@ -343,3 +357,75 @@ def _validate_path(loc: Location, opts: ValidateOptions, ctx: Context, codes: li
         report.tables += 1
         report.partitions += len(pending)
         report.files += sum(len(p.files) for p in pending)
+
+
+# ------------------------------------------------------------------------------------------------
+# A local partitioned table, in processes
+#
+# Reading a local disk is CPU bound, and the GIL keeps threads to one core. A local table
+# with many top-level partition directories is checked by up to --jobs processes instead (one
+# a CPU at most): each lists, reads and checks whole top-level partition directories and
+# sends back its findings and what the table rules gather; those are judged here once every
+# directory is in. Processes are forked (Linux), so nothing is imported again, and the work
+# they are sent is a few names.
+
+FORK_MIN_PARTITIONS = 16  # fewer: forking costs more than it saves
+
+
+def _cpus() -> int:
+    return len(os.sched_getaffinity(0))
+
+
+def _processes(loc: Location, opts: ValidateOptions) -> int:
+    if opts.jobs < 2 or opts.recursive or not loc.is_local or \
+            not sys.platform.startswith("linux"):
+        return 1
+    return min(opts.jobs, _cpus())
+
+
+def _top_partitions(loc: Location) -> list[str]:
+    """The ``k=v`` directories directly in a local table directory (none: not partitioned).
+    Everything else there belongs to no partition (split_partitions: stray)."""
+    with os.scandir(loc.path) as entries:
+        return sorted(e.name for e in entries if is_partition_component(e.name) and e.is_dir())
+
+
+def _check_subtrees(loc: Location, names: list[str], opts: ValidateOptions, ctx: Context,
+                    codes: list[str]) -> tuple[list[Finding], dict[str, list], int, int]:
+    """In a worker process: (findings, what table rules gather, partitions, files) of the
+    partitions at and below the top-level partition directories ``names``."""
+    pending = []
+    for name in names:
+        # A partition directory's listing splits as the whole table's would below it.
+        parts, _ = split_partitions(list_tree(loc.child(name)))
+        for part in parts:
+            full = f"{name}/{part.name}" if part.name else name
+            pending.append(_plan(loc, PartitionListing(full, part.paths), opts))
+    with ThreadPoolExecutor(max_workers=opts.jobs) as pool:  # threads only if reads wait
+        _read_all(pending, opts, pool, False, remote=False)
+    found: list[Finding] = []
+    gathered: dict[str, list] = {}
+    for p in pending:
+        partition_found, values = check_partition(p.facts(), ctx, codes)
+        found.extend(partition_found)
+        add_gathered(gathered, values)
+    return found, gathered, len(pending), sum(len(p.files) for p in pending)
+
+
+def _validate_in_processes(loc: Location, top: list[str], processes: int,
+                           opts: ValidateOptions, ctx: Context, codes: list[str],
+                           progress: bool, report: Report) -> None:
+    size = max(1, len(top) // (processes * 4))  # small enough to keep every process busy
+    chunks = [top[i:i + size] for i in range(0, len(top), size)]
+    bar = _Progress(len(top), progress, "checked {done}/{total} partition directories", 1)
+    work = functools.partial(_check_subtrees, loc, opts=opts, ctx=ctx, codes=codes)
+    gathered: dict[str, list] = {}
+    with multiprocessing.get_context("fork").Pool(min(processes, len(chunks))) as pool:
+        for chunk, (found, values, partitions, files) in zip(chunks, pool.imap(work, chunks)):
+            report.findings.extend(found)
+            add_gathered(gathered, values)
+            report.partitions += partitions
+            report.files += files
+            bar.tick(len(chunk))
+    report.findings.extend(check_table(gathered, ctx, codes))
+    report.tables += 1

@@ -261,3 +261,56 @@ def test_waited_counts_waiting_not_computing():
             pass
 
     assert _waited(compute) < 0.015
+
+
+def _partitioned_table(root, partitions: int):
+    """A partitioned table with a problem of each reach: per file, per partition, table-wide
+    (one partition's row layout differs), and entries that belong to no partition."""
+    layout = {}
+    for i in range(partitions):
+        layout.update({f"ds={i:02d}/{rel}": data for rel, data in delta(D1).items()})
+    layout["ds=03/orders__6f1c9e2a"] = plain()
+    layout.update({f"ds=05/{rel}": data for rel, data in delta(
+        "delta_0000002_0000002_0000", acid(events(2), row_type="struct<id:bigint,name:string>")).items()})
+    layout["ds=07/hr=1/delta_0000001_0000001_0000/bucket_00000"] = acid()  # a second level
+    layout["ds=07/loose.orc"] = plain()  # between partition levels: stray
+    layout["part-00000.orc"] = plain()  # next to the partitions: stray
+    return build(root, layout)
+
+
+def test_partitions_checked_in_processes_find_what_one_process_finds(tmp_path, monkeypatch):
+    from acidtool import validate as V
+
+    table = _partitioned_table(tmp_path / "t", V.FORK_MIN_PARTITIONS + 2)
+    monkeypatch.setattr(V, "_cpus", lambda: 4)
+    forked, real = [], V._validate_in_processes
+    monkeypatch.setattr(V, "_validate_in_processes", lambda *a: forked.append(a) or real(*a))
+    one = V.validate([str(table)], V.ValidateOptions(jobs=1))
+    assert not forked
+    many = V.validate([str(table)], V.ValidateOptions(jobs=4))
+    assert forked
+    assert many.findings == one.findings
+    assert (many.tables, many.partitions, many.files) == (one.tables, one.partitions, one.files)
+    codes = {(f.code, f.path[len(str(table)) + 1:]) for f in one.findings}
+    assert codes == {("ACID001", "ds=03/orders__6f1c9e2a"),
+                     ("ACID005", "ds=07/hr=1/delta_0000001_0000001_0000"),  # a partition too
+                     ("ACID019", "ds=05/delta_0000002_0000002_0000/bucket_00000")}
+
+
+def test_a_failure_in_a_worker_process_is_one_line(tmp_path, monkeypatch):
+    from acidtool import validate as V
+    from acidtool.errors import PathError
+
+    table = _partitioned_table(tmp_path / "t", V.FORK_MIN_PARTITIONS)
+    monkeypatch.setattr(V, "_cpus", lambda: 4)
+    real = V.list_tree
+
+    def list_tree(loc):
+        if loc.url.endswith("ds=04"):
+            raise PathError(f"{loc.url}: permission denied")
+        return real(loc)
+
+    monkeypatch.setattr(V, "list_tree", list_tree)
+    result = run("validate", table, "--jobs", "4")
+    assert result.code == 2
+    assert result.err.strip() == f"acidtool: error: {table}/ds=04: permission denied"

@@ -796,10 +796,18 @@ def _row_types(facts: FileFacts, acid: bool) -> list[str] | None:
     return found
 
 
-def _row_types_seen(p: PartitionFacts, ctx: Context) -> list[tuple[str, str, list[str]]]:
-    """(partition url, file, row column types) of the live data files (and the original files
-    read) of a partition: what ACID019 compares across the table."""
-    seen = []
+def _row_types_seen(p: PartitionFacts, ctx: Context) -> list[tuple[str, list[str], list[str]]]:
+    """(partition url, row column types, files) for each row layout among the live data files
+    (and the original files read) of a partition: what ACID019 compares across the table.
+    Grouped by layout: a partition's files nearly always share one."""
+    groups: dict[int, tuple[str, list[str], list[str]]] = {}  # files of one schema share types
+
+    def add(rel: str, types: list[str]) -> None:
+        group = groups.get(id(types))
+        if group is None:
+            group = groups[id(types)] = (p.url, types, [])
+        group[2].append(rel)
+
     for entry, name, rel, facts, acid in _index(p).live_files:
         if entry.kind == "delete_delta" or facts is None or facts.error is not None:
             continue
@@ -807,13 +815,13 @@ def _row_types_seen(p: PartitionFacts, ctx: Context) -> list[tuple[str, str, lis
             continue
         types = _row_types(facts, acid)
         if types:
-            seen.append((p.url, rel, types))
+            add(rel, types)
     if p.state.base is None:
         for rel in p.state.original_files:
             facts = p.files.get(rel)
             if facts is not None and facts.error is None and not _is_acid_file(facts):
-                seen.append((p.url, rel, _row_types(facts, False)))
-    return seen
+                add(rel, _row_types(facts, False))
+    return list(groups.values())
 
 
 @rule("ACID019", "row-schema-differs", "error", "metadata",
@@ -827,7 +835,7 @@ def _row_types_seen(p: PartitionFacts, ctx: Context) -> list[tuple[str, str, lis
               "id:int>",
       fix="Re-write the odd files with the table's schema (`acidtool convert --schema`).",
       gather=_row_types_seen)
-def _row_schema(seen: list[tuple[str, str, list[str]]], ctx: Context):
+def _row_schema(seen: list[tuple[str, list[str], list[str]]], ctx: Context):
     r = REGISTRY["ACID019"]
     if ctx.schema:
         try:
@@ -838,18 +846,18 @@ def _row_schema(seen: list[tuple[str, str, list[str]]], ctx: Context):
     else:
         if not seen:
             return
-        expected = list(Counter(tuple(t) for _, _, t in seen).most_common(1)[0][0])
+        files: Counter = Counter()
+        for _, types, rels in seen:
+            files[tuple(types)] += len(rels)
+        expected = list(files.most_common(1)[0][0])
         source = "most files"
     wanted = [normalize(t) for t in expected]
-    verdicts: dict[int, bool] = {}  # files of one schema share one list of row types
-    for url, rel, types in seen:
-        same = verdicts.get(id(types))
-        if same is None:
-            same = verdicts[id(types)] = [normalize(t) for t in types] == wanted
-        if not same:
-            yield r.finding(url_of(url, rel), f"row columns ({', '.join(types)}) differ from "
-                            f"{source} ({', '.join(expected)})", found=types,
-                            expected=list(expected))
+    for url, types, rels in seen:
+        if [normalize(t) for t in types] != wanted:
+            for rel in rels:
+                yield r.finding(url_of(url, rel), f"row columns ({', '.join(types)}) differ "
+                                f"from {source} ({', '.join(expected)})", found=types,
+                                expected=list(expected))
 
 
 @rule("ACID020", "invisible-directory", "warning", "names",
