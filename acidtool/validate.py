@@ -27,7 +27,7 @@ from .core.listing import Listing, markers_needed
 from .core.names import ACID_VERSION_FILE, FLUSH_LENGTH_SUFFIX
 from .core.partitions import (PartitionListing, discover_tables, is_partition_component,
                               split_partitions)
-from .core.rules import (REGISTRY, SEVERITIES, Finding, add_gathered, check_partition,
+from .core.rules import (REGISTRY, SEVERITIES, Finding, add_gathered, check_partitions,
                           check_table, data_file_names, run_rules)
 from .core.select import select
 from .errors import OrcReadError, UsageError
@@ -336,8 +336,8 @@ def _validate_path(loc: Location, opts: ValidateOptions, ctx: Context, codes: li
     processes = _processes(loc, opts)
     if processes > 1:
         top = _top_partitions(loc)
-        if len(top) >= FORK_MIN_PARTITIONS:
-            _validate_in_processes(loc, top, processes, opts, ctx, codes, progress, report)
+        if len(top) >= FORK_MIN_PARTITIONS and \
+                _validate_in_processes(loc, top, processes, opts, ctx, codes, progress, report):
             return
     tree = list_tree(loc)
     if opts.recursive:
@@ -403,24 +403,25 @@ def _check_subtrees(loc: Location, names: list[str], opts: ValidateOptions, ctx:
             pending.append(_plan(loc, PartitionListing(full, part.paths), opts))
     with ThreadPoolExecutor(max_workers=opts.jobs) as pool:  # threads only if reads wait
         _read_all(pending, opts, pool, False, remote=False)
-    found: list[Finding] = []
-    gathered: dict[str, list] = {}
-    for p in pending:
-        partition_found, values = check_partition(p.facts(), ctx, codes)
-        found.extend(partition_found)
-        add_gathered(gathered, values)
+    found, gathered = check_partitions((p.facts() for p in pending), ctx, codes)
     return found, gathered, len(pending), sum(len(p.files) for p in pending)
 
 
 def _validate_in_processes(loc: Location, top: list[str], processes: int,
                            opts: ValidateOptions, ctx: Context, codes: list[str],
-                           progress: bool, report: Report) -> None:
+                           progress: bool, report: Report) -> bool:
+    """Check the table in processes; False (nothing done) where processes cannot be made,
+    as in sandboxes without POSIX semaphores."""
     size = max(1, len(top) // (processes * 4))  # small enough to keep every process busy
     chunks = [top[i:i + size] for i in range(0, len(top), size)]
+    try:
+        pool = multiprocessing.get_context("fork").Pool(min(processes, len(chunks)))
+    except (OSError, ImportError):
+        return False
     bar = _Progress(len(top), progress, "checked {done}/{total} partition directories", 1)
     work = functools.partial(_check_subtrees, loc, opts=opts, ctx=ctx, codes=codes)
     gathered: dict[str, list] = {}
-    with multiprocessing.get_context("fork").Pool(min(processes, len(chunks))) as pool:
+    with pool:
         for chunk, (found, values, partitions, files) in zip(chunks, pool.imap(work, chunks)):
             report.findings.extend(found)
             add_gathered(gathered, values)
@@ -429,3 +430,4 @@ def _validate_in_processes(loc: Location, top: list[str], processes: int,
             bar.tick(len(chunk))
     report.findings.extend(check_table(gathered, ctx, codes))
     report.tables += 1
+    return True

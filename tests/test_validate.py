@@ -278,6 +278,11 @@ def _partitioned_table(root, partitions: int):
     return build(root, layout)
 
 
+class _NoPool:
+    def Pool(self, processes):  # noqa: N802 (multiprocessing's name)
+        raise OSError(38, "Function not implemented")
+
+
 def test_partitions_checked_in_processes_find_what_one_process_finds(tmp_path, monkeypatch):
     from acidtool import validate as V
 
@@ -291,6 +296,9 @@ def test_partitions_checked_in_processes_find_what_one_process_finds(tmp_path, m
     assert forked
     assert many.findings == one.findings
     assert (many.tables, many.partitions, many.files) == (one.tables, one.partitions, one.files)
+    # where no process can be made (no POSIX semaphores in some sandboxes): one process
+    monkeypatch.setattr(V.multiprocessing, "get_context", lambda method: _NoPool())
+    assert V.validate([str(table)], V.ValidateOptions(jobs=4)).findings == one.findings
     codes = {(f.code, f.path[len(str(table)) + 1:]) for f in one.findings}
     assert codes == {("ACID001", "ds=03/orders__6f1c9e2a"),
                      ("ACID005", "ds=07/hr=1/delta_0000001_0000001_0000"),  # a partition too

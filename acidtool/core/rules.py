@@ -978,15 +978,24 @@ def run_rules(table: TableFacts, ctx: Context, selected: Iterable[str] | None = 
               ) -> list[Finding]:
     """Every selected rule whose level is reached, over every partition, in code order."""
     codes = sorted(REGISTRY if selected is None else selected)
-    out: list[Finding] = []
-    gathered: dict[str, list] = {}
-    for p in table.partitions:
-        found, values = check_partition(p, ctx, codes)
-        out.extend(found)
-        add_gathered(gathered, values)
+    out, gathered = check_partitions(table.partitions, ctx, codes)
     out.extend(check_table(gathered, ctx, codes))
     out.sort(key=lambda f: f.code)  # stable: within a code, partitions in order
     return out
+
+
+def check_partitions(partitions: Iterable[PartitionFacts], ctx: Context, codes: Iterable[str]
+                     ) -> tuple[list[Finding], dict[str, list]]:
+    """``check_partition`` over several partitions of one table: the findings of all, and
+    what the table rules gathered from all."""
+    codes = list(codes)
+    out: list[Finding] = []
+    gathered: dict[str, list] = {}
+    for p in partitions:
+        found, values = check_partition(p, ctx, codes)
+        out.extend(found)
+        add_gathered(gathered, values)
+    return out, gathered
 
 
 def check_partition(p: PartitionFacts, ctx: Context, codes: Iterable[str]
