@@ -11,8 +11,7 @@ from acidtool.core.orcproto import (TAIL_GUESS, ProtoError, UnsupportedCompressi
                                     encode_field, encode_varint, parse_file_tail,
                                     parse_footer, parse_postscript)
 from acidtool.fs import resolve
-from acidtool.orc import read_footer_at
-from acidtool.orc import read_footer
+from acidtool.orc import read_footer, read_footer_at
 
 from .helpers.orcfiles import ALL_TYPES, all_types_rows, write_orc
 from .helpers.runner import run
@@ -297,3 +296,13 @@ def test_magic_missing_from_the_postscript_is_read_when_the_file_starts_with_it(
     (tmp_path / "neither.orc").write_bytes(b"XYZ" + old_style[3:])
     with pytest.raises(ProtoError, match="no ORC magic"):
         _direct(tmp_path / "neither.orc")
+
+
+def test_int_ranges_only_where_integer_statistics_have_both_ends():
+    from .helpers.layouts import acid, events
+
+    data = acid(events(3, n=4, bucket=1))
+    footer = read_footer_at(pa.BufferReader(data), len(data))
+    # columns: 1-5 the ACID ints, 6 the row struct, 7 row.id (int), 8 row.name (string)
+    assert footer.int_ranges((1, 2, 3, 4, 5, 6, 7, 8, 99, -1)) == (
+        (0, 0), (3, 3), (536936448, 536936448), (0, 3), (3, 3), None, (0, 3), None, None, None)

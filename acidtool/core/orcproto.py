@@ -208,11 +208,10 @@ class Footer:
         for column in columns:
             found = None  # absent, or half there (a damaged footer): nothing to judge by
             if 0 <= column < count:
-                st = all_stats[column]
-                if st.HasField("intStatistics"):
-                    ints = st.intStatistics
-                    if ints.HasField("minimum") and ints.HasField("maximum"):
-                        found = ints.minimum, ints.maximum
+                # an absent intStatistics reads as an empty message (nothing is set in it)
+                ints = all_stats[column].intStatistics
+                if ints.HasField("minimum") and ints.HasField("maximum"):
+                    found = ints.minimum, ints.maximum
             out.append(found)
         return tuple(out)
 
