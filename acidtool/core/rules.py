@@ -276,10 +276,20 @@ def _invalid_names(p: PartitionFacts, ctx: Context):
     for e in p.state.entries:
         if not e.is_dir or is_hidden(e.name):
             continue
-        try:
-            parse_dir_name(e.name, ctx.hive_version)
-        except InvalidNameError as exc:
-            yield r.finding(p.path(e.name), exc.message, hive_exception=exc.hive_exception)
+        problem = _dir_name_problem(e.name, ctx.hive_version)
+        if problem is not None:
+            yield r.finding(p.path(e.name), problem[0], hive_exception=problem[1])
+
+
+@functools.lru_cache(maxsize=65536)
+def _dir_name_problem(name: str, hive_version: str) -> tuple[str, str] | None:
+    """(message, Hive's exception) where Hive cannot parse a directory name; the partitions
+    of a table repeat the same few names."""
+    try:
+        parse_dir_name(name, hive_version)
+    except InvalidNameError as exc:
+        return exc.message, exc.hive_exception
+    return None
 
 
 @rule("ACID003", "stray-directory", "warning", "names",
@@ -358,8 +368,7 @@ def _acid_version_marker(p: PartitionFacts, ctx: Context):
         return
     r = REGISTRY["ACID005"]
     for e in _live_acid_entries(p):
-        names = {f.path for f in e.files}
-        if ACID_VERSION_FILE not in names:
+        if not any(f.path == ACID_VERSION_FILE for f in e.files):
             if e.files:
                 yield r.finding(p.path(e.name), f"no {ACID_VERSION_FILE} in {e.name}")
             continue
@@ -906,7 +915,7 @@ def _open_streaming(p: PartitionFacts, ctx: Context):
     r = REGISTRY["ACID022"]
     for e in _acid_entries(p):
         for f in e.files:
-            if _file_name(f.name).kind == "flush_length":
+            if f.path.endswith(FLUSH_LENGTH_SUFFIX) and _file_name(f.name).kind == "flush_length":
                 yield r.finding(p.path(f"{e.name}/{f.path}"), "open streaming file: readers "
                                 "stop at its flushed length")
 
