@@ -32,7 +32,8 @@ class FileFacts(NamedTuple):
     flush_committed: int | None = None
     # (min, max) statistics of operation, originalTransaction, bucket and currentTransaction
     # (None where the writer gave none), for a file whose top-level columns have the ACID
-    # names; read with the footer
+    # names; read with the footer. None for every other file: the rules take a file for
+    # ACID by it.
     event_ranges: tuple[tuple[int, int] | None, ...] | None = None
 
 

@@ -17,7 +17,7 @@ from typing import Callable, Iterable, Iterator, NamedTuple
 
 from .bucket import BucketCodecError, decode
 from .errors import InvalidNameError
-from .facts import (ACID_LOWER, ACID_NAMES, Context, FileFacts, PartitionFacts, RowFacts,
+from .facts import (ACID_NAMES, Context, FileFacts, PartitionFacts, RowFacts,
                     TableFacts, url_of)
 from .names import (ACID_VERSION_FILE, FLUSH_LENGTH_SUFFIX, NO_STATEMENT, Delta, FileName,
                     is_hidden, parse_dir_name)
@@ -103,7 +103,7 @@ class _Index:
             for name in self.data[entry.name]:
                 rel = f"{entry.name}/{name}"
                 facts = files.get(rel)
-                acid = facts is not None and facts.error is None and _is_acid_file(facts)
+                acid = _is_acid_file(facts)
                 self.live_files.append((entry, name, rel, facts, acid))
                 if acid:
                     self.acid_files.append(_acid_file(entry, name, rel, facts, p.rows.get(rel)))
@@ -196,9 +196,9 @@ def _top_fields(footer) -> list[tuple[str, str]]:
 
 
 def _is_acid_file(facts: FileFacts | None) -> bool:
-    if facts is None or facts.footer is None:
-        return False
-    return facts.footer.schema.lower_names == ACID_LOWER
+    """A readable file whose top-level columns have the ACID names: the files whose event
+    ranges were read with their footer."""
+    return facts is not None and facts.event_ranges is not None
 
 
 def _column_values(footer: Footer, name: str) -> int | None:
