@@ -411,7 +411,6 @@ def read_footer(loc: Location, rel: str, size: int, flush_side: str | None) -> F
                   else loc.fs.open_input_file(loc.join(rel))) as source:
                 footer = footer_through_pyarrow(source)
         ranges = event_ranges(footer.check())
-        return FileFacts(rel, size, footer.release(), flush_committed=committed,
-                         event_ranges=ranges)
+        return FileFacts(rel, size, footer.release(), None, committed, ranges)
     except (pa.ArrowException, OSError, ValueError) as exc:
         return FileFacts(rel, size, error=unreadable_reason(exc), flush_committed=committed)

@@ -480,7 +480,9 @@ def parse_postscript(tail: bytes, file_size: int) -> PostScript:
     if footer_length + length + 4 > file_size:
         raise ProtoError(f"footer of {footer_length} bytes does not fit in a file of "
                          f"{file_size} bytes")
-    return PostScript(footer_length, kind, block_size, length, buf[-3:] == b"ORC")
+    # tuple.__new__: a NamedTuple's own constructor is Python code, and this runs once a file
+    return tuple.__new__(PostScript, (footer_length, kind, block_size, length,
+                                      buf[-3:] == b"ORC"))
 
 
 _DEFLATE_MAX_RATIO = 1032  # deflate never inflates a byte into more than this many
