@@ -7,6 +7,7 @@ ever written.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import multiprocessing
 import os
@@ -336,8 +337,8 @@ def _validate_path(loc: Location, opts: ValidateOptions, ctx: Context, codes: li
     processes = _processes(loc, opts)
     if processes > 1:
         top = _top_partitions(loc)
-        if len(top) >= FORK_MIN_PARTITIONS and \
-                _validate_in_processes(loc, top, processes, opts, ctx, codes, progress, report):
+        if len(top) >= FORK_MIN_PARTITIONS:
+            _validate_in_processes(loc, top, processes, opts, ctx, codes, progress, report)
             return
     tree = list_tree(loc)
     if opts.recursive:
@@ -364,10 +365,10 @@ def _validate_path(loc: Location, opts: ValidateOptions, ctx: Context, codes: li
 #
 # Reading a local disk is CPU bound, and the GIL keeps threads to one core. A local table
 # with many top-level partition directories is checked by up to --jobs processes instead (one
-# a CPU at most): each lists, reads and checks whole top-level partition directories and
-# sends back its findings and what the table rules gather; those are judged here once every
-# directory is in. Processes are forked (Linux), so nothing is imported again, and the work
-# they are sent is a few names.
+# a CPU at most, this one included): each lists, reads and checks whole top-level partition
+# directories and sends back its findings and what the table rules gather; those are judged
+# here once every directory is in. Processes are forked (Linux), so nothing is imported
+# again, and the work they are sent is a few names.
 
 FORK_MIN_PARTITIONS = 16  # fewer: forking costs more than it saves
 
@@ -409,25 +410,34 @@ def _check_subtrees(loc: Location, names: list[str], opts: ValidateOptions, ctx:
 
 def _validate_in_processes(loc: Location, top: list[str], processes: int,
                            opts: ValidateOptions, ctx: Context, codes: list[str],
-                           progress: bool, report: Report) -> bool:
-    """Check the table in processes; False (nothing done) where processes cannot be made,
-    as in sandboxes without POSIX semaphores."""
+                           progress: bool, report: Report) -> None:
     size = max(1, len(top) // (processes * 4))  # small enough to keep every process busy
     chunks = [top[i:i + size] for i in range(0, len(top), size)]
+    # This process takes every processes-th chunk itself (it would only wait otherwise) and
+    # forks one process fewer for the rest; where none can be forked (no POSIX semaphores
+    # in some sandboxes), it takes them all.
+    mine, theirs = chunks[::processes], [c for i, c in enumerate(chunks) if i % processes]
     try:
-        pool = multiprocessing.get_context("fork").Pool(min(processes, len(chunks)))
+        pool = multiprocessing.get_context("fork").Pool(min(processes - 1, len(theirs)))
     except (OSError, ImportError):
-        return False
+        pool, mine, theirs = None, chunks, []
     bar = _Progress(len(top), progress, "checked {done}/{total} partition directories", 1)
     work = functools.partial(_check_subtrees, loc, opts=opts, ctx=ctx, codes=codes)
     gathered: dict[str, list] = {}
-    with pool:
-        for chunk, (found, values, partitions, files) in zip(chunks, pool.imap(work, chunks)):
-            report.findings.extend(found)
-            add_gathered(gathered, values)
-            report.partitions += partitions
-            report.files += files
-            bar.tick(len(chunk))
+
+    def add(chunk: list[str], result: tuple[list[Finding], dict[str, list], int, int]) -> None:
+        found, values, partitions, files = result
+        report.findings.extend(found)
+        add_gathered(gathered, values)
+        report.partitions += partitions
+        report.files += files
+        bar.tick(len(chunk))
+
+    with pool or contextlib.nullcontext():
+        results = pool.imap(work, theirs) if pool is not None else iter(())
+        for chunk in mine:
+            add(chunk, work(chunk))
+        for chunk, result in zip(theirs, results):
+            add(chunk, result)
     report.findings.extend(check_table(gathered, ctx, codes))
     report.tables += 1
-    return True
