@@ -31,8 +31,8 @@ from .core.partitions import (PartitionListing, discover_tables, is_partition_co
 from .core.rules import (REGISTRY, SEVERITIES, Finding, add_gathered, check_partitions,
                           check_table, data_file_names, run_rules)
 from .core.select import select
-from .errors import OrcReadError, UsageError
-from .fs import Location, list_tree, read_bytes, require_dir, resolve
+from .errors import OrcReadError, PathError, UsageError
+from .fs import Location, kind_of, list_tree, read_bytes, require_dir, resolve
 from .orc import ACID_COLUMNS, FlushLength, open_orc, read_footer, scan_batches
 from .snapshot_options import Snapshot, make_snapshot
 
@@ -397,8 +397,14 @@ def _check_subtrees(loc: Location, names: list[str], opts: ValidateOptions, ctx:
     partitions at and below the top-level partition directories ``names``."""
     pending = []
     for name in names:
+        try:
+            tree = list_tree(loc.child(name))
+        except PathError:
+            if kind_of(loc.child(name)) != "missing":
+                raise
+            continue  # removed since the table was listed (a cleaner at work), as in list_tree
         # A partition directory's listing splits as the whole table's would below it.
-        parts, _ = split_partitions(list_tree(loc.child(name)))
+        parts, _ = split_partitions(tree)
         for part in parts:
             full = f"{name}/{part.name}" if part.name else name
             pending.append(_plan(loc, PartitionListing(full, part.paths), opts))

@@ -305,6 +305,20 @@ def test_partitions_checked_in_processes_find_what_one_process_finds(tmp_path, m
                      ("ACID019", "ds=05/delta_0000002_0000002_0000/bucket_00000")}
 
 
+def test_a_partition_directory_removed_meanwhile_is_skipped_in_processes(tmp_path, monkeypatch):
+    """As in one process's listing: a directory a cleaner removed after the table was listed
+    is gone, not an error."""
+    from acidtool import validate as V
+
+    table = _partitioned_table(tmp_path / "t", V.FORK_MIN_PARTITIONS)
+    one = V.validate([str(table)], V.ValidateOptions(jobs=1))
+    monkeypatch.setattr(V, "_cpus", lambda: 4)
+    real = V._top_partitions
+    monkeypatch.setattr(V, "_top_partitions", lambda loc: real(loc) + ["ds=99"])
+    many = V.validate([str(table)], V.ValidateOptions(jobs=4))
+    assert many.findings == one.findings and many.partitions == one.partitions
+
+
 def test_a_failure_in_a_worker_process_is_one_line(tmp_path, monkeypatch):
     from acidtool import validate as V
     from acidtool.errors import PathError
