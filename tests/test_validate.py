@@ -305,7 +305,7 @@ def test_partitions_checked_in_processes_find_what_one_process_finds(tmp_path, m
                      ("ACID019", "ds=05/delta_0000002_0000002_0000/bucket_00000")}
 
 
-def test_a_partition_directory_removed_meanwhile_is_skipped_in_processes(tmp_path, monkeypatch):
+def test_a_partition_directory_removed_meanwhile_is_skipped(tmp_path, monkeypatch):
     """As in one process's listing: a directory a cleaner removed after the table was listed
     is gone, not an error."""
     from acidtool import validate as V
