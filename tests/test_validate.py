@@ -270,8 +270,9 @@ def _partitioned_table(root, partitions: int):
     for i in range(partitions):
         layout.update({f"ds={i:02d}/{rel}": data for rel, data in delta(D1).items()})
     layout["ds=03/orders__6f1c9e2a"] = plain()
-    layout.update({f"ds=05/{rel}": data for rel, data in delta(
-        "delta_0000002_0000002_0000", acid(events(2), row_type="struct<id:bigint,name:string>")).items()})
+    other_row = acid(events(2), row_type="struct<id:bigint,name:string>")
+    layout.update({f"ds=05/{rel}": data for rel, data in
+                   delta("delta_0000002_0000002_0000", other_row).items()})
     layout["ds=07/hr=1/delta_0000001_0000001_0000/bucket_00000"] = acid()  # a second level
     layout["ds=07/loose.orc"] = plain()  # between partition levels: stray
     layout["part-00000.orc"] = plain()  # next to the partitions: stray
