@@ -393,8 +393,8 @@ def _top_partitions(loc: Location) -> list[str]:
 
 def _check_subtrees(loc: Location, names: list[str], opts: ValidateOptions, ctx: Context,
                     codes: list[str]) -> tuple[list[Finding], dict[str, list], int, int]:
-    """In a worker process: (findings, what table rules gather, partitions, files) of the
-    partitions at and below the top-level partition directories ``names``."""
+    """(findings, what table rules gather, partitions, files) of the partitions at and below
+    the top-level partition directories ``names``: a share of the work of one process."""
     pending = []
     for name in names:
         try:
