@@ -7,7 +7,6 @@ range. Every failure to read becomes an OrcReadError naming the file.
 
 from __future__ import annotations
 
-import io
 import struct
 import sys
 from dataclasses import dataclass, field
@@ -60,7 +59,7 @@ class OrcSource:
     path: str
     size: int  # bytes read (the committed length for an open streaming file)
     file: paorc.ORCFile
-    raw: pa.NativeFile | io.BytesIO
+    raw: pa.NativeFile
     flush: FlushLength | None = None
     real_size: int = 0
     notes: list[str] = field(default_factory=list)
@@ -154,10 +153,12 @@ def _flush_side_file(loc: Location, rel: str) -> FlushLength | None:
 
 def open_orc(loc: Location, rel: str = "", *, honour_flush_length: bool = True,
              footer: Footer | None = None,
-             known: tuple[int, FlushLength | None] | None = None) -> OrcSource:
+             known: tuple[int, FlushLength | None] | None = None,
+             data: bytes | None = None) -> OrcSource:
     """Open ``loc/rel``. A sibling ``<name>_flush_length`` limits the read to the committed bytes.
-    ``footer``: the file's footer, and ``known``: its size and side file, when the caller has
-    read them already (on an object store each is a round trip)."""
+    ``footer``: the file's footer, ``known``: its size and side file, and ``data``: all its
+    bytes (up to the committed length), when the caller has read them already (on an object
+    store each is a round trip)."""
     display = loc.url_of(rel)
     if known is not None:
         size, flush = known
@@ -167,21 +168,23 @@ def open_orc(loc: Location, rel: str = "", *, honour_flush_length: bool = True,
     if size == 0:
         raise OrcReadError(f"{display}: empty file (0 bytes), not ORC")
     notes = []
+    read_size = size
     if flush is not None:
-        committed = flush.committed
-        if committed > size:
-            raise OrcReadError(f"{display}: flush length {committed} is beyond the file's "
+        read_size = flush.committed
+        if read_size > size:
+            raise OrcReadError(f"{display}: flush length {read_size} is beyond the file's "
                                f"{size} bytes")
-        raw = io.BytesIO(read_bytes(loc, rel, committed))
-        notes.append(f"{display}: open streaming file; reading its committed {committed} of "
+        notes.append(f"{display}: open streaming file; reading its committed {read_size} of "
                      f"{size} bytes (from {flush.path.rsplit('/', 1)[-1]})")
-        read_size = committed
+    if data is None and flush is not None:
+        data = read_bytes(loc, rel, read_size)
+    if data is not None:
+        raw = pa.BufferReader(data)  # native: pyarrow reads a Python file object under the GIL
     else:
         try:
             raw = loc.fs.open_input_file(loc.join(rel))
         except OSError as exc:
             raise OrcReadError(f"{display}: cannot open: {exc}") from None
-        read_size = size
     try:
         head = raw.read(3)
         raw.seek(0)
@@ -197,7 +200,7 @@ def open_orc(loc: Location, rel: str = "", *, honour_flush_length: bool = True,
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise unreadable(display, exc) from None
     source = OrcSource(display, read_size, orc, raw, flush, size, notes, _footer=footer)
-    if flush is None:
+    if data is None:  # read in place, not from memory
         source.location = (loc.fs, loc.join(rel))
     return source
 
@@ -220,16 +223,23 @@ def read_footer_at(file, size: int) -> Footer:
     Raises ProtoError (naming what is wrong) for bytes that are not an ORC tail, and
     UnsupportedCompression for footers compressed with LZ4, ZSTD or LZO: pyarrow's codecs need
     the decompressed size, which only an ORC reader works out (``footer_through_pyarrow``)."""
+    return read_tail(file, size)[0]
+
+
+def read_tail(file, size: int) -> tuple[Footer, bytes | None]:
+    """``read_footer_at``, and the file's ``size`` bytes when that one read held all of them
+    (a file smaller than the read), else None."""
     if size < 4:
         raise ProtoError(f"{size} bytes is too short to be ORC")
     n = min(size, TAIL_GUESS)
     tail = file.read_at(n, size - n)
+    whole = tail if len(tail) == size else None
     ps = parse_postscript(tail, size)
     if not ps.magic_at_end and not starts_like_orc(file):
         raise ProtoError("no ORC magic at the end of the postscript nor at the start of the file")
     if ps.tail_length > len(tail):
         tail = file.read_at(ps.tail_length, size - ps.tail_length)
-    return footer_from_tail(tail, ps, _DECOMPRESSORS)
+    return footer_from_tail(tail, ps, _DECOMPRESSORS), whole
 
 
 def footer_through_pyarrow(file: pa.NativeFile) -> Footer:
@@ -382,35 +392,43 @@ def read_footer(loc: Location, rel: str, size: int, flush_side: str | None) -> F
     the listing has one) is ``flush_side``: one ranged read, no ORC reader opened (unless the
     footer's codec needs one). Never raises for a bad file: the facts say what is wrong (for
     validate, a finding)."""
-    committed = None
+    return read_footer_and_bytes(loc, rel, size, flush_side)[0]
+
+
+def read_footer_and_bytes(loc: Location, rel: str, size: int, flush_side: str | None
+                          ) -> tuple[FileFacts, bytes | None]:
+    """``read_footer``, and the file's readable bytes where its one read held them all (a file
+    of up to 16 KiB): reading its rows then needs no second read."""
+    committed = whole = None
     if size == 0:
-        return FileFacts(rel, size, error="empty file (0 bytes), not ORC")
+        return FileFacts(rel, size, error="empty file (0 bytes), not ORC"), None
     try:
         if flush_side is not None:
             data = read_bytes(loc, flush_side)
             if len(data) < 8 or len(data) % 8:
                 return FileFacts(rel, size, error=f"{flush_side} is not readable "
-                                 f"({len(data)} bytes)")
+                                 f"({len(data)} bytes)"), None
             committed = struct.unpack_from(">q", data, len(data) - 8)[0]
             if committed > size:
                 return FileFacts(rel, size, error=f"flush length {committed} is beyond the "
-                                 f"file's {size} bytes", flush_committed=committed)
+                                 f"file's {size} bytes", flush_committed=committed), None
         length = size if committed is None else committed
         with open_ranged(loc, rel) as source:
             try:
-                footer = read_footer_at(source, length)
+                footer, whole = read_tail(source, length)
             except UnsupportedCompression:
                 footer = None
             except (pa.ArrowException, OSError, ValueError):
                 if not starts_like_orc(source):
                     return FileFacts(rel, size, error="not an ORC file (it does not start with "
-                                     "'ORC')", flush_committed=committed)
+                                     "'ORC')", flush_committed=committed), None
                 raise
         if footer is None:  # a codec only pyarrow's ORC reader decodes
             with (pa.BufferReader(read_bytes(loc, rel, length)) if committed is not None
                   else loc.fs.open_input_file(loc.join(rel))) as source:
                 footer = footer_through_pyarrow(source)
         ranges = event_ranges(footer.check())
-        return FileFacts(rel, size, footer.release(), None, committed, ranges)
+        return FileFacts(rel, size, footer.release(), None, committed, ranges), whole
     except (pa.ArrowException, OSError, ValueError) as exc:
-        return FileFacts(rel, size, error=unreadable_reason(exc), flush_committed=committed)
+        return FileFacts(rel, size, error=unreadable_reason(exc),
+                         flush_committed=committed), None

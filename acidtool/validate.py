@@ -33,7 +33,7 @@ from .core.rules import (REGISTRY, SEVERITIES, Finding, add_gathered, check_part
 from .core.select import select
 from .errors import OrcReadError, PathError, UsageError
 from .fs import Location, kind_of, list_tree, read_bytes, require_dir, resolve
-from .orc import ACID_COLUMNS, FlushLength, open_orc, read_footer, scan_batches
+from .orc import ACID_COLUMNS, FlushLength, open_orc, read_footer_and_bytes, scan_batches
 from .snapshot_options import Snapshot, make_snapshot
 
 
@@ -89,8 +89,10 @@ class Report:
 # Reading facts (footers: orc.read_footer)
 
 
-def scan_rows(loc: Location, rel: str, facts: FileFacts) -> RowFacts:
-    """Read only the five ACID columns, a batch at a time, and keep what the rules need."""
+def scan_rows(loc: Location, rel: str, facts: FileFacts, data: bytes | None = None
+              ) -> RowFacts:
+    """Read only the five ACID columns, a batch at a time, and keep what the rules need.
+    ``data``: the file's bytes, when its footer's read held them all."""
     footer = facts.footer
     names = {n.lower(): n for n, _ in footer.top_level()}
     columns = [names[c.lower()] for c in ACID_COLUMNS[:5]]
@@ -103,7 +105,7 @@ def scan_rows(loc: Location, rel: str, facts: FileFacts) -> RowFacts:
         flush = None
         if facts.flush_committed is not None:
             flush = FlushLength(loc.url_of(rel + FLUSH_LENGTH_SUFFIX), (facts.flush_committed,))
-        src = open_orc(loc, rel, footer=footer, known=(facts.size, flush))
+        src = open_orc(loc, rel, footer=footer, known=(facts.size, flush), data=data)
         acc = _RowAccumulator(bounds)
         for batch in scan_batches(src, batch_size=65536, columns=columns, use_threads=False,
                                   batch_readahead=0, fragment_readahead=0):
@@ -286,9 +288,10 @@ def _read_all(pending: list[_Pending], opts: ValidateOptions, pool: ThreadPoolEx
     rows = opts.level == "rows"
 
     def read(p: _Pending, rel: str, size: int, side: str | None) -> None:
-        facts = p.files[rel] = read_footer(p.loc, rel, size, side)
+        facts, data = read_footer_and_bytes(p.loc, rel, size, side)
+        p.files[rel] = facts
         if rows and facts.event_ranges is not None:
-            p.rows[rel] = scan_rows(p.loc, rel, facts)
+            p.rows[rel] = scan_rows(p.loc, rel, facts, data)
         bar.tick()
 
     jobs = [(p, *item) for p in pending for item in p.todo]
