@@ -382,8 +382,8 @@ def _cpus() -> int:
 
 def _processes(loc: Location, opts: ValidateOptions) -> int:
     if opts.jobs < 2 or opts.recursive or not loc.is_local or \
-            not sys.platform.startswith("linux"):
-        return 1
+            not sys.platform.startswith("linux") or multiprocessing.current_process().daemon:
+        return 1  # a daemonic process (a pool's worker: Celery, Airflow...) may not fork any
     return min(opts.jobs, _cpus())
 
 

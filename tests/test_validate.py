@@ -352,3 +352,22 @@ def test_a_file_larger_than_one_read_is_opened_again_for_its_rows():
     result = run("validate", "countmem://big/t", "--level", "rows", "--format", "json")
     assert result.code == 0 and result.json()["findings"] == [], result.out + result.err
     assert _Counting.calls.count(("open", "bucket_00000")) == 2
+
+
+def _validate_findings(path: str) -> list:
+    from acidtool import validate as V
+
+    return V.validate([path], V.ValidateOptions(jobs=4)).findings
+
+
+def test_validate_inside_a_pool_worker_runs_in_that_process(tmp_path, monkeypatch):
+    """A pool's workers are daemonic and may not fork: validate checks the table there."""
+    import multiprocessing
+
+    from acidtool import validate as V
+
+    table = _partitioned_table(tmp_path / "t", V.FORK_MIN_PARTITIONS)
+    monkeypatch.setattr(V, "_cpus", lambda: 4)
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        inside = pool.apply(_validate_findings, (str(table),))
+    assert inside == V.validate([str(table)], V.ValidateOptions(jobs=1)).findings
