@@ -331,7 +331,7 @@ def validate(paths: Sequence[str], opts: ValidateOptions, *, progress: bool = Fa
             # cycles: the collector's scans of a growing heap would only cost time.
             with paused_gc():
                 _validate_path(loc, opts, ctx, codes, pool, progress, report)
-    report.findings.sort(key=lambda f: (f.path, f.code))
+    report.findings.sort(key=lambda f: (f.path, f.code, f.message))
     return report
 
 

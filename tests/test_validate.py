@@ -371,3 +371,18 @@ def test_validate_inside_a_pool_worker_runs_in_that_process(tmp_path, monkeypatc
     with multiprocessing.get_context("fork").Pool(1) as pool:
         inside = pool.apply(_validate_findings, (str(table),))
     assert inside == V.validate([str(table)], V.ValidateOptions(jobs=1)).findings
+
+
+def test_acid019_breaks_a_tie_by_path_not_by_gathering_order():
+    """Partitions come back from processes in any order: of two row layouts as common, the
+    one met first in path order is taken for the table's."""
+    from acidtool.core.facts import Context
+    from acidtool.core.rules import REGISTRY
+
+    a = ("file:///t/ds=1", ["int", "string"], ["delta_1/bucket_00000"])
+    b = ("file:///t/ds=2", ["bigint", "string"], ["delta_1/bucket_00000"])
+    check = REGISTRY["ACID019"].check
+    for seen in ([a, b], [b, a]):
+        (finding,) = check(seen, Context())
+        assert finding.path == "file:///t/ds=2/delta_1/bucket_00000"
+        assert finding.details["expected"] == ["int", "string"]

@@ -856,9 +856,15 @@ def _row_schema(seen: list[tuple[str, list[str], list[str]]], ctx: Context):
         if not seen:
             return
         files: Counter = Counter()
-        for _, types, rels in seen:
-            files[tuple(types)] += len(rels)
-        expected = list(files.most_common(1)[0][0])
+        first: dict[tuple[str, ...], str] = {}
+        for url, types, rels in seen:
+            key = tuple(types)
+            files[key] += len(rels)
+            path = url_of(url, min(rels))
+            first[key] = min(first.get(key, path), path)
+        # the layout of most files; of two as common, the one met first in path order (not
+        # in the order partitions were gathered, which differs between processes)
+        expected = list(min(files, key=lambda k: (-files[k], first[k])))
         source = "most files"
     wanted = [normalize(t) for t in expected]
     for url, types, rels in seen:
