@@ -812,13 +812,29 @@ def _strip_flag(argv: list[str], flag: str) -> tuple[list[str], bool]:
 _PANDAS_FREE = ("dump", "read", "diff", "validate", "meta")
 
 
+def leave_pandas_out() -> None:
+    """For a process that never hands pandas objects to pyarrow (the CLI's reading commands):
+    pandas cannot be imported in it from now on. pyarrow's pandas shim imports pandas, when it
+    is installed, the first time any value becomes an Arrow scalar (pyarrow.dataset's import,
+    pc.fill_null): a third of a second of every dump and read, for nothing. The shim then
+    takes pandas as missing and pyarrow no longer recognises pandas objects, which is why a
+    library process never does this."""
+    if not any(isinstance(finder, _NoPandas) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _NoPandas())
+
+
+class _NoPandas:
+    def find_spec(self, name, path=None, target=None):
+        if name == "pandas" or name.startswith("pandas."):
+            raise ImportError("pandas is left out of this process (acidtool.cli)")
+        return None
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: the single error boundary of the tool. Typer handles its own usage
     errors (exit 2); acidtool's typed errors become one line here."""
     args = list(sys.argv[1:] if argv is None else argv)
     if argv is None and args[:1] and args[0] in _PANDAS_FREE:
-        from .orc import leave_pandas_out
-
         leave_pandas_out()
     args, traceback = _strip_flag(args, "--traceback")
     traceback = traceback or os.environ.get("ACIDTOOL_TRACEBACK") == "1"

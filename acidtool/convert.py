@@ -32,7 +32,8 @@ from .core.names import ACID_VERSION_FILE, Base, Delta, bucket_file_name, is_hid
 from .core.orctypes import TypeStringError, struct_fields
 from .errors import AcidToolError, OrcReadError, UsageError
 from .fs import Location, kind_of, list_tree, resolve
-from .orc import fragment_batches, footer_through_pyarrow, is_acid_schema, open_orc
+from .footers import footer_through_pyarrow
+from .orc import fragment_batches, is_acid_schema, open_orc
 from .orcpatch import with_user_metadata
 
 STAGING_PREFIX = "_acidtool_staging_"

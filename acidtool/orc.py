@@ -8,24 +8,21 @@ range. Every failure to read becomes an OrcReadError naming the file.
 from __future__ import annotations
 
 import struct
-import sys
 from dataclasses import dataclass, field
 from typing import Iterator
 
 import pyarrow as pa
 import pyarrow.orc as paorc
 
-from .core.facts import ACID_NAMES, FileFacts, event_ranges
+from .core.facts import ACID_NAMES
 from .core.names import FLUSH_LENGTH_SUFFIX
-from .core.orcproto import (DECOMPRESSORS, TAIL_GUESS, Footer, ProtoError,
-                            UnsupportedCompression, footer_from_tail, parse_file_tail,
-                            parse_postscript, read_varint)
+from .core.orcproto import Footer, ProtoError, parse_file_tail
 from .errors import OrcReadError
-from .fs import Location, file_size, kind_of, open_ranged, read_bytes
+from .footers import ORC_MAGIC, unreadable_reason
+from .fs import Location, file_size, kind_of, read_bytes
 
 ACID_COLUMNS = ACID_NAMES
 ACID_TYPES = ("int32", "int64", "int32", "int64", "int64")
-ORC_MAGIC = b"ORC"
 
 
 @dataclass(frozen=True)
@@ -205,52 +202,6 @@ def open_orc(loc: Location, rel: str = "", *, honour_flush_length: bool = True,
     return source
 
 
-def _unsnappy(chunk: bytes, limit: int) -> bytes:
-    size, _ = read_varint(chunk, 0)  # raw snappy starts with the uncompressed length
-    if size > limit:
-        raise ProtoError(f"SNAPPY chunk of {size} bytes exceeds the block size {limit}")
-    return pa.Codec("snappy").decompress(chunk, decompressed_size=size, asbytes=True)
-
-
-_DECOMPRESSORS = {**DECOMPRESSORS, "SNAPPY": _unsnappy}
-
-
-def read_footer_at(file, size: int) -> Footer:
-    """The footer of an ORC file of ``size`` bytes (or of its first ``size`` bytes, a streaming
-    file's committed length), from one ranged read of its last bytes (``file.read_at``), a
-    second only when the footer is larger than that read; no ORC reader is opened.
-
-    Raises ProtoError (naming what is wrong) for bytes that are not an ORC tail, and
-    UnsupportedCompression for footers compressed with LZ4, ZSTD or LZO: pyarrow's codecs need
-    the decompressed size, which only an ORC reader works out (``footer_through_pyarrow``)."""
-    return read_tail(file, size)[0]
-
-
-def read_tail(file, size: int) -> tuple[Footer, bytes | None]:
-    """``read_footer_at``, and the file's ``size`` bytes when that one read held all of them
-    (a file smaller than the read), else None."""
-    if size < 4:
-        raise ProtoError(f"{size} bytes is too short to be ORC")
-    n = min(size, TAIL_GUESS)
-    tail = file.read_at(n, size - n)
-    whole = tail if len(tail) == size else None
-    ps = parse_postscript(tail, size)
-    if not ps.magic_at_end and not starts_like_orc(file):
-        raise ProtoError("no ORC magic at the end of the postscript nor at the start of the file")
-    if ps.tail_length > len(tail):
-        tail = file.read_at(ps.tail_length, size - ps.tail_length)
-    return footer_from_tail(tail, ps, _DECOMPRESSORS), whole
-
-
-def footer_through_pyarrow(file: pa.NativeFile) -> Footer:
-    """The footer as pyarrow's ORC reader hands it over (any codec it reads)."""
-    return parse_file_tail(paorc.ORCFile(file).reader.serialized_file_tail())
-
-
-def starts_like_orc(file) -> bool:
-    return file.read_at(3, 0) == ORC_MAGIC
-
-
 def acid_type_problem(schema: pa.Schema) -> str | None:
     """For a file with the six ACID column names: which column's type is not the event
     schema's (Hive's readers fail on it), or None."""
@@ -270,12 +221,6 @@ def _decode_names(schema: pa.Schema) -> None:
         field = pending.pop()
         field.name  # noqa: B018 - decoded for its error
         pending.extend(field.type.field(i) for i in range(field.type.num_fields))
-
-
-def unreadable_reason(exc: Exception) -> str:
-    """What to say of a file whose bytes an ORC reader (or the footer decoder) refused."""
-    first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    return f"not readable as ORC (truncated or corrupt): {first}"
 
 
 def unreadable(path: str, exc: Exception) -> OrcReadError:
@@ -333,24 +278,6 @@ def _translated(batches, path: str) -> Iterator[pa.RecordBatch]:
         yield batch
 
 
-def leave_pandas_out() -> None:
-    """For a process that never hands pandas objects to pyarrow (the CLI's reading commands):
-    pandas cannot be imported in it from now on. pyarrow's pandas shim imports pandas, when it
-    is installed, the first time any value becomes an Arrow scalar (pyarrow.dataset's import,
-    pc.fill_null): a third of a second of every dump and read, for nothing. The shim then
-    takes pandas as missing and pyarrow no longer recognises pandas objects, which is why a
-    library process never does this."""
-    if not any(isinstance(finder, _NoPandas) for finder in sys.meta_path):
-        sys.meta_path.insert(0, _NoPandas())
-
-
-class _NoPandas:
-    def find_spec(self, name, path=None, target=None):
-        if name == "pandas" or name.startswith("pandas."):
-            raise ImportError("pandas is left out of this process (acidtool.orc)")
-        return None
-
-
 def paorc_fragment(src: OrcSource):
     """An Arrow dataset fragment over the file (or over the committed bytes of an open one)."""
     import pyarrow.dataset as ds
@@ -386,49 +313,3 @@ def _char_paths(footer: Footer) -> set[tuple[str, ...]]:
         walk(0, ())
     return found
 
-
-def read_footer(loc: Location, rel: str, size: int, flush_side: str | None) -> FileFacts:
-    """The footer of a listed file of ``size`` bytes, whose ``_flush_length`` side file (if
-    the listing has one) is ``flush_side``: one ranged read, no ORC reader opened (unless the
-    footer's codec needs one). Never raises for a bad file: the facts say what is wrong (for
-    validate, a finding)."""
-    return read_footer_and_bytes(loc, rel, size, flush_side)[0]
-
-
-def read_footer_and_bytes(loc: Location, rel: str, size: int, flush_side: str | None
-                          ) -> tuple[FileFacts, bytes | None]:
-    """``read_footer``, and the file's readable bytes where its one read held them all (a file
-    of up to 16 KiB): reading its rows then needs no second read."""
-    committed = whole = None
-    if size == 0:
-        return FileFacts(rel, size, error="empty file (0 bytes), not ORC"), None
-    try:
-        if flush_side is not None:
-            data = read_bytes(loc, flush_side)
-            if len(data) < 8 or len(data) % 8:
-                return FileFacts(rel, size, error=f"{flush_side} is not readable "
-                                 f"({len(data)} bytes)"), None
-            committed = struct.unpack_from(">q", data, len(data) - 8)[0]
-            if committed > size:
-                return FileFacts(rel, size, error=f"flush length {committed} is beyond the "
-                                 f"file's {size} bytes", flush_committed=committed), None
-        length = size if committed is None else committed
-        with open_ranged(loc, rel) as source:
-            try:
-                footer, whole = read_tail(source, length)
-            except UnsupportedCompression:
-                footer = None
-            except (pa.ArrowException, OSError, ValueError):
-                if not starts_like_orc(source):
-                    return FileFacts(rel, size, error="not an ORC file (it does not start with "
-                                     "'ORC')", flush_committed=committed), None
-                raise
-        if footer is None:  # a codec only pyarrow's ORC reader decodes
-            with (pa.BufferReader(read_bytes(loc, rel, length)) if committed is not None
-                  else loc.fs.open_input_file(loc.join(rel))) as source:
-                footer = footer_through_pyarrow(source)
-        ranges = event_ranges(footer.check())
-        return FileFacts(rel, size, footer.release(), None, committed, ranges), whole
-    except (pa.ArrowException, OSError, ValueError) as exc:
-        return FileFacts(rel, size, error=unreadable_reason(exc),
-                         flush_committed=committed), None

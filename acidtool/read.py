@@ -24,7 +24,8 @@ from .core.names import FLUSH_LENGTH_SUFFIX, FileName, parse_bucket_id
 from .core.orcproto import Footer
 from .core.select import AcidState
 from .errors import AcidToolError, OrcReadError
-from .orc import ACID_COLUMNS, acid_type_problem, open_orc, read_footer, scan_batches
+from .footers import read_footer
+from .orc import ACID_COLUMNS, acid_type_problem, open_orc, scan_batches
 from .snapshot_options import Snapshot, make_snapshot
 from .table import PartitionState, TableState, inspect_table
 

@@ -11,7 +11,7 @@ from acidtool.core.orcproto import (TAIL_GUESS, ProtoError, UnsupportedCompressi
                                     encode_field, encode_varint, parse_file_tail,
                                     parse_footer, parse_postscript)
 from acidtool.fs import resolve
-from acidtool.orc import read_footer, read_footer_at
+from acidtool.footers import read_footer, read_footer_at
 
 from .helpers.orcfiles import ALL_TYPES, all_types_rows, write_orc
 from .helpers.runner import run

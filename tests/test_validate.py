@@ -386,3 +386,22 @@ def test_acid019_breaks_a_tie_by_path_not_by_gathering_order():
         (finding,) = check(seen, Context())
         assert finding.path == "file:///t/ds=2/delta_1/bucket_00000"
         assert finding.details["expected"] == ["int", "string"]
+
+
+@pytest.mark.parametrize("level, imported", [("metadata", False), ("rows", True)])
+def test_pyarrow_is_imported_for_row_scans_only(tmp_path, level, imported):
+    """Names and footers of a local table are read without pyarrow, whose import is most of
+    the start-up time of a `validate` run in CI over a small landing zone."""
+    import subprocess
+    import sys
+
+    table = build(tmp_path / "t", {**delta(D1)})
+    code = ("import sys\nfrom acidtool.cli import main\n"
+            "sys.argv = ['acidtool', 'validate', sys.argv[1], '--level', sys.argv[2]]\n"
+            "try:\n    main()\n"
+            "except SystemExit as exc:\n    assert not exc.code, exc.code\n"
+            "print('pyarrow' in sys.modules, file=sys.stderr)\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(table), level],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == str(imported)

@@ -91,7 +91,7 @@ def with_damaged_stripe(data: bytes) -> bytes:
     stays sound, decoding the stream fails (for a compressed file)."""
     import pyarrow as pa
 
-    from acidtool.orc import footer_through_pyarrow
+    from acidtool.footers import footer_through_pyarrow
 
     stripe = footer_through_pyarrow(pa.BufferReader(data)).stripes[0]
     start = stripe.offset + stripe.index_length

@@ -1,0 +1,133 @@
+"""Reading ORC footers without an ORC reader: one ranged read of a file's last bytes, decoded
+by ``core.orcproto``. What validate reads of every file, and read of files it plans.
+
+pyarrow is imported only where it is needed (a footer compressed with SNAPPY, LZ4 or ZSTD, a
+remote file): checking a local table's names and footers does not pay for importing it.
+"""
+
+from __future__ import annotations
+
+import struct
+import sys
+
+from .core.facts import FileFacts, event_ranges
+from .core.orcproto import (DECOMPRESSORS, TAIL_GUESS, Footer, ProtoError,
+                            UnsupportedCompression, footer_from_tail, parse_file_tail,
+                            parse_postscript, read_varint)
+from .fs import Location, open_ranged, read_bytes
+
+ORC_MAGIC = b"ORC"
+
+
+def _read_errors() -> tuple[type[BaseException], ...]:
+    """What reading a file may raise: OSError and ValueError, and once pyarrow is imported
+    (only then can it have raised), its own exceptions. An except clause is evaluated only
+    when an exception reaches it."""
+    pa = sys.modules.get("pyarrow")
+    return (OSError, ValueError) if pa is None else (pa.ArrowException, OSError, ValueError)
+
+
+def _unsnappy(chunk: bytes, limit: int) -> bytes:
+    size, _ = read_varint(chunk, 0)  # raw snappy starts with the uncompressed length
+    if size > limit:
+        raise ProtoError(f"SNAPPY chunk of {size} bytes exceeds the block size {limit}")
+    import pyarrow as pa
+
+    return pa.Codec("snappy").decompress(chunk, decompressed_size=size, asbytes=True)
+
+
+_DECOMPRESSORS = {**DECOMPRESSORS, "SNAPPY": _unsnappy}
+
+
+def read_footer_at(file, size: int) -> Footer:
+    """The footer of an ORC file of ``size`` bytes (or of its first ``size`` bytes, a streaming
+    file's committed length), from one ranged read of its last bytes (``file.read_at``), a
+    second only when the footer is larger than that read; no ORC reader is opened.
+
+    Raises ProtoError (naming what is wrong) for bytes that are not an ORC tail, and
+    UnsupportedCompression for footers compressed with LZ4, ZSTD or LZO: pyarrow's codecs need
+    the decompressed size, which only an ORC reader works out (``footer_through_pyarrow``)."""
+    return read_tail(file, size)[0]
+
+
+def read_tail(file, size: int) -> tuple[Footer, bytes | None]:
+    """``read_footer_at``, and the file's ``size`` bytes when that one read held all of them
+    (a file no larger than the read), else None."""
+    if size < 4:
+        raise ProtoError(f"{size} bytes is too short to be ORC")
+    n = min(size, TAIL_GUESS)
+    tail = file.read_at(n, size - n)
+    whole = tail if len(tail) == size else None
+    ps = parse_postscript(tail, size)
+    if not ps.magic_at_end and not starts_like_orc(file):
+        raise ProtoError("no ORC magic at the end of the postscript nor at the start of the file")
+    if ps.tail_length > len(tail):
+        tail = file.read_at(ps.tail_length, size - ps.tail_length)
+    return footer_from_tail(tail, ps, _DECOMPRESSORS), whole
+
+
+def footer_through_pyarrow(file) -> Footer:
+    """The footer as pyarrow's ORC reader hands it over (any codec it reads), from a
+    ``pyarrow.NativeFile``."""
+    import pyarrow.orc as paorc
+
+    return parse_file_tail(paorc.ORCFile(file).reader.serialized_file_tail())
+
+
+def starts_like_orc(file) -> bool:
+    return file.read_at(3, 0) == ORC_MAGIC
+
+
+def unreadable_reason(exc: Exception) -> str:
+    """What to say of a file whose bytes an ORC reader (or the footer decoder) refused."""
+    first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return f"not readable as ORC (truncated or corrupt): {first}"
+
+
+def read_footer(loc: Location, rel: str, size: int, flush_side: str | None) -> FileFacts:
+    """The footer of a listed file of ``size`` bytes, whose ``_flush_length`` side file (if
+    the listing has one) is ``flush_side``: one ranged read, no ORC reader opened (unless the
+    footer's codec needs one). Never raises for a bad file: the facts say what is wrong (for
+    validate, a finding)."""
+    return read_footer_and_bytes(loc, rel, size, flush_side)[0]
+
+
+def read_footer_and_bytes(loc: Location, rel: str, size: int, flush_side: str | None
+                          ) -> tuple[FileFacts, bytes | None]:
+    """``read_footer``, and the file's readable bytes where its one read held them all (a file
+    of up to 16 KiB): reading its rows then needs no second read."""
+    committed = whole = None
+    if size == 0:
+        return FileFacts(rel, size, error="empty file (0 bytes), not ORC"), None
+    try:
+        if flush_side is not None:
+            data = read_bytes(loc, flush_side)
+            if len(data) < 8 or len(data) % 8:
+                return FileFacts(rel, size, error=f"{flush_side} is not readable "
+                                 f"({len(data)} bytes)"), None
+            committed = struct.unpack_from(">q", data, len(data) - 8)[0]
+            if committed > size:
+                return FileFacts(rel, size, error=f"flush length {committed} is beyond the "
+                                 f"file's {size} bytes", flush_committed=committed), None
+        length = size if committed is None else committed
+        with open_ranged(loc, rel) as source:
+            try:
+                footer, whole = read_tail(source, length)
+            except UnsupportedCompression:
+                footer = None
+            except _read_errors():
+                if not starts_like_orc(source):
+                    return FileFacts(rel, size, error="not an ORC file (it does not start with "
+                                     "'ORC')", flush_committed=committed), None
+                raise
+        if footer is None:  # a codec only pyarrow's ORC reader decodes
+            import pyarrow as pa
+
+            with (pa.BufferReader(read_bytes(loc, rel, length)) if committed is not None
+                  else loc.fs.open_input_file(loc.join(rel))) as source:
+                footer = footer_through_pyarrow(source)
+        ranges = event_ranges(footer.check())
+        return FileFacts(rel, size, footer.release(), None, committed, ranges), whole
+    except _read_errors() as exc:
+        return FileFacts(rel, size, error=unreadable_reason(exc),
+                         flush_committed=committed), None
