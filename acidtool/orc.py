@@ -1,8 +1,10 @@
-"""ORC reading: opening files (whole or up to a streaming writer's flushed length) and metadata.
+"""ORC reading: opening files (whole or up to a streaming writer's flushed length) for their rows.
 
-pyarrow decodes data (fast, stripe by stripe); pyorc supplies what pyarrow does not expose (stripe
-offsets, column statistics, the ORC type string) and reads timestamps outside pyarrow's nanosecond
-range. Every failure to read becomes an OrcReadError naming the file.
+pyarrow decodes data (fast, stripe by stripe); the footer (stripes, types, statistics, user
+metadata) is acidtool's own decoding (``core.orcproto``; ``footers.py`` reads it without an ORC
+reader); pyorc supplies a stripe's writer time zone and reads timestamps outside pyarrow's
+nanosecond range (``orc_fallback.py``). Every failure to read becomes an OrcReadError naming the
+file.
 """
 
 from __future__ import annotations
