@@ -1,8 +1,9 @@
 """``acidtool validate``: gather facts about table directories (in parallel) and run the rules.
 
-Listing is one recursive call per PATH; footers, markers and (at --level rows) the five ACID
-columns are read on a thread pool (``--jobs``), since object stores are latency bound. Nothing is
-ever written.
+Listing is one recursive call per PATH; footers (``footers.py``), markers and (at --level rows)
+the five ACID columns (``rowscan.py``) are read on a thread pool (``--jobs``) where reads wait
+(object stores, HDFS, network mounts), and a large local partitioned table is split among
+processes, since reading a local disk is CPU bound. Nothing is ever written.
 """
 
 from __future__ import annotations
