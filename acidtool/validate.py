@@ -237,10 +237,11 @@ def validate(paths: Sequence[str], opts: ValidateOptions, *, progress: bool = Fa
 def _validate_path(loc: Location, opts: ValidateOptions, ctx: Context, codes: list[str],
                    pool: ThreadPoolExecutor, progress: bool, report: Report) -> None:
     processes = _processes(loc, opts)
-    if processes > 1:
+    if processes > 1 and not opts.recursive:
         top = _top_partitions(loc)
-        if len(top) >= FORK_MIN_PARTITIONS:
-            _validate_in_processes(loc, top, processes, opts, ctx, codes, progress, report)
+        if len(top) >= FORK_MIN_PARTITIONS:  # each process lists its own share too
+            work = functools.partial(_check_subtrees, loc, opts=opts, ctx=ctx, codes=codes)
+            _in_processes(top, work, processes, 1, progress, report, ctx, codes)
             return
     tree = list_tree(loc)
     if opts.recursive:
@@ -248,6 +249,12 @@ def _validate_path(loc: Location, opts: ValidateOptions, ctx: Context, codes: li
     else:
         parts, stray = split_partitions(tree)
         tables = [("", parts, stray)]
+    if processes > 1 and sum(len(parts) for _, parts, _ in tables) >= FORK_MIN_PARTITIONS:
+        units = [(i, part) for i, (_, parts, _) in enumerate(tables) for part in parts]
+        work = functools.partial(_check_listed, loc, [root for root, _, _ in tables], opts=opts,
+                                 ctx=ctx, codes=codes)
+        _in_processes(units, work, processes, len(tables), progress, report, ctx, codes)
+        return
     planned = [(loc.child(root) if root else loc,
                 [_plan(loc.child(root) if root else loc, part, opts) for part in parts], stray)
                for root, parts, stray in tables]
@@ -263,16 +270,20 @@ def _validate_path(loc: Location, opts: ValidateOptions, ctx: Context, codes: li
 
 
 # ------------------------------------------------------------------------------------------------
-# A local partitioned table, in processes
+# Local partitioned tables, in processes
 #
-# Reading a local disk is CPU bound, and the GIL keeps threads to one core. A local table
-# with many top-level partition directories is checked by up to --jobs processes instead (one
-# a CPU at most, this one included): each lists, reads and checks whole top-level partition
-# directories and sends back its findings and what the table rules gather; those are judged
-# here once every directory is in. Processes are forked (Linux), so nothing is imported
-# again, and the work they are sent is a few names.
+# Reading a local disk is CPU bound, and the GIL keeps threads to one core. A local table with
+# many partitions (or a --recursive tree with many) is checked by up to --jobs processes
+# instead, one a CPU at most, this one included: each checks a share of the partitions and
+# sends back its findings and what the table rules gather; those are judged here once every
+# share is in. For one table, each process also lists its own top-level partition
+# directories. Processes are forked (Linux), so nothing is imported again.
 
 FORK_MIN_PARTITIONS = 16  # fewer: forking costs more than it saves
+
+# What a share of the work gives back, for each table it touched: (table index, findings,
+# what table rules gather, partitions, files).
+_Checked = list[tuple[int, list[Finding], dict[str, list], int, int]]
 
 
 def _cpus() -> int:
@@ -280,8 +291,8 @@ def _cpus() -> int:
 
 
 def _processes(loc: Location, opts: ValidateOptions) -> int:
-    if opts.jobs < 2 or opts.recursive or not loc.is_local or \
-            not sys.platform.startswith("linux") or multiprocessing.current_process().daemon:
+    if opts.jobs < 2 or not loc.is_local or not sys.platform.startswith("linux") or \
+            multiprocessing.current_process().daemon:
         return 1  # a daemonic process (a pool's worker: Celery, Airflow...) may not fork any
     return min(opts.jobs, _cpus())
 
@@ -294,9 +305,9 @@ def _top_partitions(loc: Location) -> list[str]:
 
 
 def _check_subtrees(loc: Location, names: list[str], opts: ValidateOptions, ctx: Context,
-                    codes: list[str]) -> tuple[list[Finding], dict[str, list], int, int]:
-    """(findings, what table rules gather, partitions, files) of the partitions at and below
-    the top-level partition directories ``names``: a share of the work of one process."""
+                    codes: list[str]) -> _Checked:
+    """The partitions at and below the top-level partition directories ``names`` of one
+    table, listed here."""
     pending = []
     for name in names:
         try:
@@ -310,42 +321,63 @@ def _check_subtrees(loc: Location, names: list[str], opts: ValidateOptions, ctx:
         for part in parts:
             full = f"{name}/{part.name}" if part.name else name
             pending.append(_plan(loc, PartitionListing(full, part.paths), opts))
+    return [(0, *_check_pending(pending, opts, ctx, codes))]
+
+
+def _check_listed(loc: Location, roots: list[str], units: list[tuple[int, PartitionListing]],
+                  opts: ValidateOptions, ctx: Context, codes: list[str]) -> _Checked:
+    """Listed partitions, each with the index of its table (whose directory below ``loc`` is
+    in ``roots``)."""
+    by_table: dict[int, list[PartitionListing]] = {}
+    for index, part in units:
+        by_table.setdefault(index, []).append(part)
+    out = []
+    for index, parts in by_table.items():
+        tloc = loc.child(roots[index]) if roots[index] else loc
+        pending = [_plan(tloc, part, opts) for part in parts]
+        out.append((index, *_check_pending(pending, opts, ctx, codes)))
+    return out
+
+
+def _check_pending(pending: list[_Pending], opts: ValidateOptions, ctx: Context,
+                   codes: list[str]) -> tuple[list[Finding], dict[str, list], int, int]:
     with ThreadPoolExecutor(max_workers=opts.jobs) as pool:  # threads only if reads wait
         _read_all(pending, opts, pool, False, remote=False)
     found, gathered = check_partitions((p.facts() for p in pending), ctx, codes)
     return found, gathered, len(pending), sum(len(p.files) for p in pending)
 
 
-def _validate_in_processes(loc: Location, top: list[str], processes: int,
-                           opts: ValidateOptions, ctx: Context, codes: list[str],
-                           progress: bool, report: Report) -> None:
-    size = max(1, len(top) // (processes * 4))  # small enough to keep every process busy
-    chunks = [top[i:i + size] for i in range(0, len(top), size)]
+def _in_processes(units: list, work: Callable[[list], _Checked], processes: int, tables: int,
+                  progress: bool, report: Report, ctx: Context, codes: list[str]) -> None:
+    """``work`` over chunks of ``units`` in up to ``processes`` processes; then the table
+    rules of each of the ``tables``."""
+    size = max(1, len(units) // (processes * 4))  # small enough to keep every process busy
+    chunks = [units[i:i + size] for i in range(0, len(units), size)]
     # This process takes every processes-th chunk itself (it would only wait otherwise) and
     # forks one process fewer for the rest; where none can be forked (no POSIX semaphores
     # in some sandboxes), it takes them all.
     mine, theirs = chunks[::processes], [c for i, c in enumerate(chunks) if i % processes]
     try:
         pool = multiprocessing.get_context("fork").Pool(min(processes - 1, len(theirs)))
-    except (OSError, ImportError):
+    except (OSError, ImportError, ValueError):
         pool, mine, theirs = None, chunks, []
-    bar = _Progress(len(top), progress, "checked {done}/{total} partition directories", 1)
-    work = functools.partial(_check_subtrees, loc, opts=opts, ctx=ctx, codes=codes)
-    gathered: dict[str, list] = {}
+    bar = _Progress(len(units), progress, "checked {done}/{total} partitions", 1)
+    gathered: list[dict[str, list]] = [{} for _ in range(tables)]
 
-    def add(chunk: list[str], result: tuple[list[Finding], dict[str, list], int, int]) -> None:
-        found, values, partitions, files = result
-        report.findings.extend(found)
-        add_gathered(gathered, values)
-        report.partitions += partitions
-        report.files += files
+    def add(chunk: list, checked: _Checked) -> None:
+        for index, found, values, partitions, files in checked:
+            report.findings.extend(found)
+            add_gathered(gathered[index], values)
+            report.partitions += partitions
+            report.files += files
         bar.tick(len(chunk))
 
     with pool or contextlib.nullcontext():
         results = pool.imap(work, theirs) if pool is not None else iter(())
         for chunk in mine:
             add(chunk, work(chunk))
-        for chunk, result in zip(theirs, results):
-            add(chunk, result)
-    report.findings.extend(check_table(gathered, ctx, codes))
-    report.tables += 1
+        for chunk, checked in zip(theirs, results):
+            add(chunk, checked)
+    for values in gathered:
+        report.findings.extend(check_table(values, ctx, codes))
+    report.tables += tables

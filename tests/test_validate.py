@@ -285,23 +285,58 @@ class _NoPool:
         raise OSError(38, "Function not implemented")
 
 
-def test_partitions_checked_in_processes_find_what_one_process_finds(tmp_path, monkeypatch):
+def _deep_table(root, partitions: int, row_type: str = "struct<id:int,name:string>"):
+    """Few top-level partition directories, many partitions below them."""
+    layout = {}
+    data = acid(events(1), row_type=row_type)
+    for i in range(partitions):
+        layout.update({f"year=202{i % 2}/day={i:03d}/{rel}": content
+                       for rel, content in delta(D1, data).items()})
+    layout["year=2021/day=004/orders__6f1c9e2a"] = plain()
+    return build(root, layout)
+
+
+def _warehouse(root, partitions: int):
+    """Two tables below a warehouse directory, for --recursive; their row layouts differ
+    (which is no finding: ACID019 compares the files of one table)."""
+    _partitioned_table(root / "db.db" / "orders", partitions // 2)
+    _deep_table(root / "db.db" / "events", partitions // 2, "struct<id:bigint,name:string>")
+    return root
+
+
+@pytest.mark.parametrize("shape, recursive, work", [
+    (_partitioned_table, False, "_check_subtrees"),  # each process lists its share
+    (_deep_table, False, "_check_listed"),  # listed here, checked in processes
+    (_warehouse, True, "_check_listed"),
+])
+def test_partitions_checked_in_processes_find_what_one_process_finds(tmp_path, monkeypatch,
+                                                                     shape, recursive, work):
     from acidtool import validate as V
 
-    table = _partitioned_table(tmp_path / "t", V.FORK_MIN_PARTITIONS + 2)
+    table = shape(tmp_path / "t", V.FORK_MIN_PARTITIONS + 2)
     monkeypatch.setattr(V, "_cpus", lambda: 4)
-    forked, real = [], V._validate_in_processes
-    monkeypatch.setattr(V, "_validate_in_processes", lambda *a: forked.append(a) or real(*a))
-    one = V.validate([str(table)], V.ValidateOptions(jobs=1))
-    assert not forked
-    many = V.validate([str(table)], V.ValidateOptions(jobs=4))
-    assert forked
-    assert many.findings == one.findings
+    used, real = [], V._in_processes
+    monkeypatch.setattr(V, "_in_processes", lambda *a: used.append(a[1].func.__name__)
+                        or real(*a))
+    one = V.validate([str(table)], V.ValidateOptions(jobs=1, recursive=recursive))
+    assert not used
+    many = V.validate([str(table)], V.ValidateOptions(jobs=4, recursive=recursive))
+    assert used == [work]
+    assert many.findings == one.findings and one.findings
     assert (many.tables, many.partitions, many.files) == (one.tables, one.partitions, one.files)
     # where no process can be made (no POSIX semaphores in some sandboxes): one process
     monkeypatch.setattr(V.multiprocessing, "get_context", lambda method: _NoPool())
-    assert V.validate([str(table)], V.ValidateOptions(jobs=4)).findings == one.findings
-    codes = {(f.code, f.path[len(str(table)) + 1:]) for f in one.findings}
+    assert V.validate([str(table)],
+                      V.ValidateOptions(jobs=4, recursive=recursive)).findings == one.findings
+
+
+def test_what_processes_are_checked_for(tmp_path):
+    """The findings the comparison above stands on."""
+    from acidtool import validate as V
+
+    table = _partitioned_table(tmp_path / "t", V.FORK_MIN_PARTITIONS)
+    codes = {(f.code, f.path[len(str(table)) + 1:])
+             for f in V.validate([str(table)], V.ValidateOptions(jobs=1)).findings}
     assert codes == {("ACID001", "ds=03/orders__6f1c9e2a"),
                      ("ACID005", "ds=07/hr=1/delta_0000001_0000001_0000"),  # a partition too
                      ("ACID019", "ds=05/delta_0000002_0000002_0000/bucket_00000")}
