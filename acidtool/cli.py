@@ -344,7 +344,8 @@ def validate_command(
     jobs: int = typer.Option(8, "--jobs", "-j", min=1,
                              help="Files read at once: threads on remote stores (and on a "
                                   "local path whose first reads wait: a network mount); "
-                                  "processes for a large local partitioned table."),
+                                  "processes for a local table or tree of many "
+                                  "partitions."),
     delta_num: int = typer.Option(10, "--delta-num-threshold", min=0,
                                   help="ACID024: hive.compactor.delta.num.threshold."),
     delta_pct: float = typer.Option(0.1, "--delta-pct-threshold", min=0.0,
