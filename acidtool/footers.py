@@ -127,7 +127,9 @@ def read_footer_and_bytes(loc: Location, rel: str, size: int, flush_side: str | 
                   else loc.fs.open_input_file(loc.join(rel))) as source:
                 footer = footer_through_pyarrow(source)
         ranges = event_ranges(footer.check())
-        return FileFacts(rel, size, footer.release(), None, committed, ranges), whole
+        # tuple.__new__: a NamedTuple's own constructor is Python code, and this is per file
+        return tuple.__new__(FileFacts, (rel, size, footer.release(), None, committed,
+                                         ranges)), whole
     except _read_errors() as exc:
         return FileFacts(rel, size, error=unreadable_reason(exc),
                          flush_committed=committed), None
