@@ -241,7 +241,8 @@ def _validate_path(loc: Location, opts: ValidateOptions, ctx: Context, codes: li
         top = _top_partitions(loc)
         if len(top) >= FORK_MIN_PARTITIONS:  # each process lists its own share too
             work = functools.partial(_check_subtrees, loc, opts=opts, ctx=ctx, codes=codes)
-            _in_processes(top, work, processes, 1, progress, report, ctx, codes)
+            _in_processes(top, work, processes, 1, progress, report, ctx, codes,
+                          "top-level partition directories")
             return
     tree = list_tree(loc)
     if opts.recursive:
@@ -253,7 +254,8 @@ def _validate_path(loc: Location, opts: ValidateOptions, ctx: Context, codes: li
         units = [(i, part) for i, (_, parts, _) in enumerate(tables) for part in parts]
         work = functools.partial(_check_listed, loc, [root for root, _, _ in tables], opts=opts,
                                  ctx=ctx, codes=codes)
-        _in_processes(units, work, processes, len(tables), progress, report, ctx, codes)
+        _in_processes(units, work, processes, len(tables), progress, report, ctx, codes,
+                      "partitions")
         return
     planned = [(loc.child(root) if root else loc,
                 [_plan(loc.child(root) if root else loc, part, opts) for part in parts], stray)
@@ -348,9 +350,10 @@ def _check_pending(pending: list[_Pending], opts: ValidateOptions, ctx: Context,
 
 
 def _in_processes(units: list, work: Callable[[list], _Checked], processes: int, tables: int,
-                  progress: bool, report: Report, ctx: Context, codes: list[str]) -> None:
-    """``work`` over chunks of ``units`` in up to ``processes`` processes; then the table
-    rules of each of the ``tables``."""
+                  progress: bool, report: Report, ctx: Context, codes: list[str],
+                  what: str) -> None:
+    """``work`` over chunks of ``units`` (``what`` they are, for the progress line) in up to
+    ``processes`` processes; then the table rules of each of the ``tables``."""
     size = max(1, len(units) // (processes * 4))  # small enough to keep every process busy
     chunks = [units[i:i + size] for i in range(0, len(units), size)]
     # This process takes every processes-th chunk itself (it would only wait otherwise) and
@@ -361,7 +364,7 @@ def _in_processes(units: list, work: Callable[[list], _Checked], processes: int,
         pool = multiprocessing.get_context("fork").Pool(min(processes - 1, len(theirs)))
     except (OSError, ImportError, ValueError):
         pool, mine, theirs = None, chunks, []
-    bar = _Progress(len(units), progress, "checked {done}/{total} partitions", 1)
+    bar = _Progress(len(units), progress, "checked {done}/{total} " + what, 1)
     gathered: list[dict[str, list]] = [{} for _ in range(tables)]
 
     def add(chunk: list, checked: _Checked) -> None:
