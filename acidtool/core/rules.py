@@ -194,7 +194,6 @@ def _top_fields(footer) -> list[tuple[str, str]]:
     return found
 
 
-
 def _is_acid_file(facts: FileFacts | None) -> bool:
     """A readable file whose top-level columns have the ACID names: the files whose event
     ranges were read with their footer."""
