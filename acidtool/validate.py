@@ -222,6 +222,8 @@ def validate(paths: Sequence[str], opts: ValidateOptions, *, progress: bool = Fa
     ctx = Context(opts.snapshot.hive_version, opts.level, opts.snapshot_given, opts.schema,
                   opts.thresholds, opts.table_name)
     codes = opts.codes()
+    if opts.level == "rows":  # imported once here, not once in every process it forks
+        from . import rowscan  # noqa: F401
     with ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
         for path in paths:
             loc = resolve(path)
