@@ -43,6 +43,10 @@ def scan_rows(loc: Location, rel: str, facts: FileFacts, data: bytes | None = No
 
 
 class _RowAccumulator:
+    """What the rules need of the ACID columns, a batch at a time. Null values (damaged or
+    foreign files) count nowhere: not as bucket or operation values, not in the write id
+    ranges, and a comparison with a null neither orders nor repeats rows."""
+
     def __init__(self, stripe_ends: list[int]):
         self.ends = stripe_ends
         self.rows = 0
@@ -54,25 +58,24 @@ class _RowAccumulator:
         self.last = None  # (otid, bucket, rowId) of the previous batch's last row
         self.stripe_keys: list = [None] * len(stripe_ends)
 
-    @staticmethod
-    def _mm(arr, lo, hi):
-        m = pc.min_max(arr)
-        a, b = m["min"].as_py(), m["max"].as_py()
-        if a is None:
-            return lo, hi
-        return (a if lo is None else min(lo, a)), (b if hi is None else max(hi, b))
-
     def add(self, op, org, bucket, row_id, cur):
         n = len(op)
         if n == 0:
             return
-        self.min_cur, self.max_cur = self._mm(cur, self.min_cur, self.max_cur)
-        self.min_org, self.max_org = self._mm(org, self.min_org, self.max_org)
+        cur_lo, cur_hi = _min_max(cur)
+        org_lo, org_hi = _min_max(org)
+        self.min_cur, self.max_cur = _widen(self.min_cur, self.max_cur, cur_lo, cur_hi)
+        self.min_org, self.max_org = _widen(self.min_org, self.max_org, org_lo, org_hi)
+        buckets = [v for v in pc.unique(bucket).to_pylist() if v is not None]
         if len(self.buckets) < 4096:
-            self.buckets.update(pc.unique(bucket).to_pylist())
-        self.ops.update(v for v in pc.unique(op).to_pylist() if v is not None)
-        self.inserts_other += pc.sum(pc.and_(pc.equal(op, 0),
-                                             pc.not_equal(org, cur))).as_py() or 0
+            self.buckets.update(buckets)
+        ops = [v for v in pc.unique(op).to_pylist() if v is not None]
+        self.ops.update(ops)
+        # insert events whose originalTransaction is not their currentTransaction; none where
+        # both columns hold one same value (every insert delta written by one transaction)
+        if 0 in ops and not org_lo == org_hi == cur_lo == cur_hi:
+            self.inserts_other += pc.sum(pc.and_(pc.equal(op, 0),
+                                                 pc.not_equal(org, cur))).as_py() or 0
         keys = (org, bucket, row_id)
         if self.last is not None:
             keys = tuple(pa.concat_arrays([pa.array([v], k.type), k])
@@ -81,17 +84,21 @@ class _RowAccumulator:
         else:
             base = self.rows
         if len(keys[0]) > 1:
-            a = [k.slice(0, len(k) - 1) for k in keys]
-            b = [k.slice(1) for k in keys]
-            eq = [pc.equal(x, y) for x, y in zip(a, b)]
-            less = pc.or_(pc.less(a[0], b[0]),
-                          pc.and_(eq[0], pc.or_(pc.less(a[1], b[1]),
-                                                pc.and_(eq[1], pc.less(a[2], b[2])))))
-            same = pc.and_(pc.and_(eq[0], eq[1]), eq[2])
+            # Leading columns that hold one value throughout (and did in the previous batch's
+            # last row) compare equal everywhere: the rest decides the order.
+            skip = 0
+            if org.null_count == 0 and org_lo == org_hi and (
+                    self.last is None or self.last[0] == org_lo):
+                skip = 1
+                if bucket.null_count == 0 and len(buckets) == 1 and (
+                        self.last is None or self.last[1] == buckets[0]):
+                    skip = 2
+            less, same = _compare([k.slice(0, len(k) - 1) for k in keys[skip:]],
+                                  [k.slice(1) for k in keys[skip:]])
             if self.duplicate is None:
-                hits = pc.indices_nonzero(pc.fill_null(same, False))
-                if len(hits):
-                    self.duplicate = base + hits[0].as_py() + 1
+                hit = pc.index(same, True).as_py()  # nulls are not True
+                if hit >= 0:
+                    self.duplicate = base + hit + 1
             if self.unsorted is None:
                 back = pc.invert(pc.or_(pc.fill_null(less, True), pc.fill_null(same, False)))
                 hits = pc.indices_nonzero(back)
@@ -110,3 +117,26 @@ class _RowAccumulator:
                         self.min_cur, self.max_cur, self.min_org, self.max_org,
                         self.inserts_other, self.unsorted, self.duplicate,
                         tuple(self.stripe_keys))
+
+
+def _min_max(arr) -> tuple:
+    m = pc.min_max(arr)
+    return m["min"].as_py(), m["max"].as_py()
+
+
+def _widen(lo, hi, batch_lo, batch_hi) -> tuple:
+    if batch_lo is None:
+        return lo, hi
+    return (batch_lo if lo is None else min(lo, batch_lo)), \
+        (batch_hi if hi is None else max(hi, batch_hi))
+
+
+def _compare(a: list, b: list) -> tuple:
+    """(less, same): whether each row of the columns ``a`` comes before, or equals, the same
+    row of ``b``, column by column (Kleene logic: a null compares as unknown)."""
+    less, same = pc.less(a[-1], b[-1]), pc.equal(a[-1], b[-1])
+    for x, y in zip(reversed(a[:-1]), reversed(b[:-1])):
+        eq = pc.equal(x, y)
+        less = pc.or_(pc.less(x, y), pc.and_(eq, less))
+        same = pc.and_(eq, same)
+    return less, same

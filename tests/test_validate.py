@@ -10,7 +10,7 @@ import pytest
 from acidtool.core.partitions import discover_tables
 from acidtool.core.listing import PathInfo
 
-from .helpers.layouts import acid, build, delta, events, plain
+from .helpers.layouts import acid, build, delta, events, orc_with_schema, plain
 from .helpers.runner import run
 from .helpers.shared import REALDATA, require
 
@@ -440,3 +440,17 @@ def test_pyarrow_is_imported_for_row_scans_only(tmp_path, level, imported):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr.strip().splitlines()[-1] == str(imported)
+
+
+def test_null_event_values_are_read_not_crashed_on(tmp_path):
+    """A foreign writer's file with the ACID schema but nulls in its event columns."""
+    schema = ("struct<operation:int,originalTransaction:bigint,bucket:int,rowId:bigint,"
+              "currentTransaction:bigint,row:struct<id:int,name:string>>")
+    data = orc_with_schema(schema, [(0, 1, 536870912, 0, 1, (1, "a")),
+                                    (0, 1, None, 1, 1, (2, "b")),
+                                    (None, None, 536870912, 2, None, (3, "c"))],
+                           {"hive.acid.key.index": b"1,536870912,2;", "hive.acid.version": b"2"})
+    table = build(tmp_path / "t", delta(D1, data))
+    result = run("validate", table, "--level", "rows", "--format", "json")
+    assert result.code in (0, 1) and "Traceback" not in result.err, result.err
+    assert result.json()["summary"]["files"] == 1
