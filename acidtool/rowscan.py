@@ -57,11 +57,14 @@ class _RowAccumulator:
         self.unsorted = self.duplicate = None
         self.last = None  # (otid, bucket, rowId) of the previous batch's last row
         self.stripe_keys: list = [None] * len(stripe_ends)
+        self.nulls = [0] * 5
 
     def add(self, op, org, bucket, row_id, cur):
         n = len(op)
         if n == 0:
             return
+        for i, column in enumerate((op, org, bucket, row_id, cur)):
+            self.nulls[i] += column.null_count
         cur_lo, cur_hi = _min_max(cur)
         org_lo, org_hi = _min_max(org)
         self.min_cur, self.max_cur = _widen(self.min_cur, self.max_cur, cur_lo, cur_hi)
@@ -116,7 +119,7 @@ class _RowAccumulator:
         return RowFacts(rel, self.rows, tuple(sorted(self.buckets)), tuple(sorted(self.ops)),
                         self.min_cur, self.max_cur, self.min_org, self.max_org,
                         self.inserts_other, self.unsorted, self.duplicate,
-                        tuple(self.stripe_keys))
+                        tuple(self.stripe_keys), None, tuple(self.nulls))
 
 
 def _min_max(arr) -> tuple:

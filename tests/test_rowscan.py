@@ -70,3 +70,4 @@ def test_null_event_values_count_nowhere():
     assert facts.bucket_values == (536870912,) and facts.operations == (0,)
     assert (facts.min_original, facts.max_original) == (1, 1)
     assert facts.first_unsorted is None and facts.first_duplicate is None
+    assert facts.null_values == (1, 1, 1, 0, 0)

@@ -452,5 +452,7 @@ def test_null_event_values_are_read_not_crashed_on(tmp_path):
                            {"hive.acid.key.index": b"1,536870912,2;", "hive.acid.version": b"2"})
     table = build(tmp_path / "t", delta(D1, data))
     result = run("validate", table, "--level", "rows", "--format", "json")
-    assert result.code in (0, 1) and "Traceback" not in result.err, result.err
-    assert result.json()["summary"]["files"] == 1
+    assert result.code == 1 and "Traceback" not in result.err, result.err
+    nulls = [f for f in result.json()["findings"] if f["code"] == "ACID025"]
+    assert [f["details"]["nulls"] for f in nulls] == [
+        {"operation": 1, "originalTransaction": 1, "bucket": 1, "currentTransaction": 1}]

@@ -15,6 +15,8 @@ from .helpers.layouts import (MARK, ROW, acid, build, delta, events, orc_with_sc
                               plain, with_damaged_stripe)
 from .helpers.runner import run
 
+EVENT_SCHEMA = ("struct<operation:int,originalTransaction:bigint,bucket:int,rowId:bigint,"
+                "currentTransaction:bigint,row:struct<id:int,name:string>>")
 D1 = "delta_0000001_0000001_0000"
 D2 = "delta_0000002_0000002_0000"
 BASE = "base_0000002"
@@ -247,6 +249,15 @@ CASES = [
          f"delta_{i:07d}_{i:07d}_0000", acid(events(i))).items()}, []),
     Case("ACID024", "deltas large next to the base", lambda: {
          **delta("base_0000001", acid(events(1))), **delta(D2, acid(events(2, n=500)))}, [""]),
+    # ACID025 null event values (a foreign writer's file in the event schema)
+    Case("ACID025", "null bucket", lambda: {**valid(), f"{D2}/bucket_00000": orc_with_schema(
+         EVENT_SCHEMA, [(0, 2, 536870912, 0, 2, (1, "a")), (0, 2, None, 1, 2, (2, "b"))],
+         {"hive.acid.key.index": b"2,536870912,1;", "hive.acid.version": b"2"})},
+         [f"{D2}/bucket_00000"], ["--level", "rows"]),
+    Case("ACID025", "every value set", lambda: {**valid(), f"{D2}/bucket_00000": orc_with_schema(
+         EVENT_SCHEMA, [(0, 2, 536870912, 0, 2, (1, "a")), (0, 2, 536870912, 1, 2, (2, "b"))],
+         {"hive.acid.key.index": b"2,536870912,1;", "hive.acid.version": b"2"})},
+         [], ["--level", "rows"]),
 ]
 
 

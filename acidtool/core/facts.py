@@ -69,6 +69,8 @@ class RowFacts:
     first_duplicate: int | None = None
     stripe_last_keys: tuple[tuple[int, int, int] | None, ...] = ()
     error: str | None = None
+    # null values in operation, originalTransaction, bucket, rowId, currentTransaction
+    null_values: tuple[int, ...] = (0, 0, 0, 0, 0)
 
 
 @dataclass(frozen=True)

@@ -985,6 +985,24 @@ def _compaction_due(p: PartitionFacts, ctx: Context):
     yield r.finding(p.url, f"compaction due: {why}", statement=statement, kind=kind)
 
 
+@rule("ACID025", "null-event-value", "error", "rows",
+      "Null in an ACID event column",
+      what="A null operation, originalTransaction, bucket, rowId or currentTransaction in an "
+           "ACID file (its rows are scanned at --level rows).",
+      why="Hive's writers never write one. Its row-by-row reader takes each of these values "
+          "as a Java int or long (OrcRecordUpdater's getters unbox the field) and fails with a "
+          "NullPointerException.",
+      example="a delta written by a foreign tool whose bucket column is null for some rows",
+      fix="Re-write the events with every column set (`acidtool convert`).")
+def _null_event_values(p: PartitionFacts, ctx: Context):
+    r = REGISTRY["ACID025"]
+    for rel, rows in sorted(p.rows.items()):
+        if rows.error is None and any(rows.null_values):
+            found = {name: count for name, count in zip(ACID_NAMES, rows.null_values) if count}
+            yield r.finding(p.path(rel), "null values in ACID event columns: " + ", ".join(
+                f"{name} {count}" for name, count in found.items()), nulls=found)
+
+
 # ------------------------------------------------------------------------------------------------
 
 
