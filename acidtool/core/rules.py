@@ -179,6 +179,11 @@ def _file_kind(name: str) -> str:
     return _file_name(name).kind
 
 
+def _scans(p: PartitionFacts) -> Iterator[tuple[str, RowFacts]]:
+    """(path, row scan) of the files whose ACID columns were scanned and read, in path order."""
+    return ((rel, rows) for rel, rows in sorted(p.rows.items()) if rows.error is None)
+
+
 def _is_legacy(p: PartitionFacts, ctx: Context) -> bool:
     """Hive 2 without split-update: updates and deletes live in delta_ directories."""
     return ctx.hive_version == "2" and not any(e.kind == "delete_delta" for e in p.state.entries)
@@ -688,8 +693,8 @@ def _write_id_range(p: PartitionFacts, ctx: Context):
       fix="Re-write the file sorted (`acidtool convert` writes row ids in order).")
 def _unsorted(p: PartitionFacts, ctx: Context):
     r = REGISTRY["ACID015"]
-    for rel, rows in sorted(p.rows.items()):
-        if rows.error is None and rows.first_unsorted is not None:
+    for rel, rows in _scans(p):
+        if rows.first_unsorted is not None:
             yield r.finding(p.path(rel), f"events go backwards at row {rows.first_unsorted}",
                             row=rows.first_unsorted)
 
@@ -703,8 +708,8 @@ def _unsorted(p: PartitionFacts, ctx: Context):
       fix="Re-write the file with unique row ids.")
 def _duplicates(p: PartitionFacts, ctx: Context):
     r = REGISTRY["ACID016"]
-    for rel, rows in sorted(p.rows.items()):
-        if rows.error is None and rows.first_duplicate is not None:
+    for rel, rows in _scans(p):
+        if rows.first_duplicate is not None:
             yield r.finding(p.path(rel), f"duplicate ROW__ID at row {rows.first_duplicate}",
                             row=rows.first_duplicate)
 
@@ -996,8 +1001,8 @@ def _compaction_due(p: PartitionFacts, ctx: Context):
       fix="Re-write the events with every column set (`acidtool convert`).")
 def _null_event_values(p: PartitionFacts, ctx: Context):
     r = REGISTRY["ACID025"]
-    for rel, rows in sorted(p.rows.items()):
-        if rows.error is None and any(rows.null_values):
+    for rel, rows in _scans(p):
+        if any(rows.null_values):
             found = {name: count for name, count in zip(ACID_NAMES, rows.null_values) if count}
             yield r.finding(p.path(rel), "null values in ACID event columns: " + ", ".join(
                 f"{name} {count}" for name, count in found.items()), nulls=found)
