@@ -314,4 +314,3 @@ def _char_paths(footer: Footer) -> set[tuple[str, ...]]:
     if footer.types:
         walk(0, ())
     return found
-
