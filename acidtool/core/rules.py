@@ -56,10 +56,6 @@ class Rule:
     gather: Callable[[PartitionFacts, Context], list] | None = field(default=None, repr=False,
                                                                      compare=False)
 
-    @property
-    def scope(self) -> str:
-        return "partition" if self.gather is None else "table"
-
     def finding(self, path: str, message: str, severity: str | None = None,
                 **details) -> Finding:
         return Finding(self.code, severity or self.severity, path, message, details)
