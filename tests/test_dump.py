@@ -20,7 +20,7 @@ from acidtool.demo import build_demo
 from .helpers.layouts import acid, build, delta, events
 from .helpers.orcfiles import (ALL_TYPES, UTC, all_types_rows, reference_lines, write_orc,
                                write_timestamps)
-from .helpers.runner import run
+from .helpers.runner import run, run_imports
 
 
 @pytest.fixture(scope="module")
@@ -282,15 +282,10 @@ def test_the_reading_commands_leave_pandas_out(tmp_path, command):
         pytest.skip("pandas is not installed: nothing to leave out")
     table = build(tmp_path / "t", delta("delta_0000001_0000001_0000", acid(events(1, n=3))))
     target = table if command == "read" else table / "delta_0000001_0000001_0000/bucket_00000"
-    code = ("import sys\nfrom acidtool.cli import main\n"
-            "sys.argv = ['acidtool', sys.argv[1], sys.argv[2]]\n"
-            "try:\n    main()\n"
-            "except SystemExit as exc:\n    assert not exc.code, exc.code\n"
-            "print('pandas' in sys.modules, file=sys.stderr)\n")
-    proc = subprocess.run([sys.executable, "-c", code, command, str(target)],
-                          capture_output=True, text=True, check=True)
-    assert len(proc.stdout.splitlines()) == 3
-    assert proc.stderr.strip().splitlines()[-1] == "False"
+    result, imported = run_imports("pandas", command, target)
+    assert result.code == 0, result.err
+    assert len(result.out.splitlines()) == 3
+    assert imported is False
 
 
 @pytest.mark.parametrize("small_stripe_bytes", [1 << 20, 0], ids=["by-stripe", "streamed"])

@@ -11,7 +11,7 @@ from acidtool.core.partitions import discover_tables
 from acidtool.core.listing import PathInfo
 
 from .helpers.layouts import acid, build, delta, events, orc_with_schema, plain
-from .helpers.runner import run
+from .helpers.runner import run, run_imports
 from .helpers.shared import REALDATA, require
 
 D1 = "delta_0000001_0000001_0000"
@@ -427,19 +427,10 @@ def test_acid019_breaks_a_tie_by_path_not_by_gathering_order():
 def test_pyarrow_is_imported_for_row_scans_only(tmp_path, level, imported):
     """Names and footers of a local table are read without pyarrow, whose import is most of
     the start-up time of a `validate` run in CI over a small landing zone."""
-    import subprocess
-    import sys
-
     table = build(tmp_path / "t", {**delta(D1)})
-    code = ("import sys\nfrom acidtool.cli import main\n"
-            "sys.argv = ['acidtool', 'validate', sys.argv[1], '--level', sys.argv[2]]\n"
-            "try:\n    main()\n"
-            "except SystemExit as exc:\n    assert not exc.code, exc.code\n"
-            "print('pyarrow' in sys.modules, file=sys.stderr)\n")
-    proc = subprocess.run([sys.executable, "-c", code, str(table), level],
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stderr.strip().splitlines()[-1] == str(imported)
+    result, pyarrow_imported = run_imports("pyarrow", "validate", table, "--level", level)
+    assert result.code == 0, result.err
+    assert pyarrow_imported is imported
 
 
 def test_null_event_values_are_read_not_crashed_on(tmp_path):

@@ -41,3 +41,17 @@ def run_process(*args: str | Path, stdin: bytes | None = None) -> Result:
     proc = subprocess.run([sys.executable, "-m", "acidtool", *map(str, args)],
                           capture_output=True, input=stdin)
     return Result(proc.returncode, proc.stdout.decode(), proc.stderr.decode())
+
+
+def run_imports(module: str, *args: str | Path) -> tuple[Result, bool]:
+    """``acidtool ARGS`` run by the console entry point in a fresh process (so that what it
+    decides for the whole process applies), and whether ``module`` was imported by the end."""
+    code = ("import sys\nfrom acidtool.cli import main\n"
+            "module, sys.argv = sys.argv[1], ['acidtool', *sys.argv[2:]]\n"
+            "try:\n    main()\n"
+            "except SystemExit as exc:\n    assert not exc.code, exc.code\n"
+            "print(module in sys.modules, file=sys.stderr)\n")
+    proc = subprocess.run([sys.executable, "-c", code, module, *map(str, args)],
+                          capture_output=True, text=True, timeout=300)
+    *err, imported = proc.stderr.strip().splitlines() or [""]
+    return Result(proc.returncode, proc.stdout, "\n".join(err)), imported == "True"
