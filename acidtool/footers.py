@@ -61,8 +61,9 @@ def read_tail(file, size: int) -> tuple[Footer, bytes | None]:
     ps = parse_postscript(tail, size)
     if not ps.magic_at_end and not starts_like_orc(file):
         raise ProtoError("no ORC magic at the end of the postscript nor at the start of the file")
-    if ps.tail_length > len(tail):
-        tail = file.read_at(ps.tail_length, size - ps.tail_length)
+    needed = ps.tail_length
+    if needed > len(tail):
+        tail = file.read_at(needed, size - needed)
     return footer_from_tail(tail, ps, _DECOMPRESSORS), whole
 
 
@@ -110,16 +111,18 @@ def read_footer_and_bytes(loc: Location, rel: str, size: int, flush_side: str | 
                 return FileFacts(rel, size, error=f"flush length {committed} is beyond the "
                                  f"file's {size} bytes", flush_committed=committed), None
         length = size if committed is None else committed
-        with open_ranged(loc, rel) as source:
-            try:
-                footer, whole = read_tail(source, length)
-            except UnsupportedCompression:
-                footer = None
-            except _read_errors():
-                if not starts_like_orc(source):
-                    return FileFacts(rel, size, error="not an ORC file (it does not start with "
-                                     "'ORC')", flush_committed=committed), None
-                raise
+        source = open_ranged(loc, rel)
+        try:  # not a with statement: its two method calls are a cost paid per file
+            footer, whole = read_tail(source, length)
+        except UnsupportedCompression:
+            footer = None
+        except _read_errors():
+            if not starts_like_orc(source):
+                return FileFacts(rel, size, error="not an ORC file (it does not start with "
+                                 "'ORC')", flush_committed=committed), None
+            raise
+        finally:
+            source.close()
         if footer is None:  # a codec only pyarrow's ORC reader decodes
             import pyarrow as pa
 

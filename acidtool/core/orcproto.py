@@ -208,10 +208,12 @@ class Footer:
         for column in columns:
             found = None  # absent, or half there (a damaged footer): nothing to judge by
             if 0 <= column < count:
-                # an absent intStatistics reads as an empty message (nothing is set in it)
+                # an absent intStatistics reads as an empty message (nothing is set in it),
+                # and an absent value as 0: only a 0 needs asking whether it was written
                 ints = all_stats[column].intStatistics
-                if ints.HasField("minimum") and ints.HasField("maximum"):
-                    found = ints.minimum, ints.maximum
+                low, high = ints.minimum, ints.maximum
+                if (low or ints.HasField("minimum")) and (high or ints.HasField("maximum")):
+                    found = low, high
             out.append(found)
         return tuple(out)
 
@@ -474,7 +476,10 @@ def parse_postscript(tail: bytes, file_size: int) -> PostScript:
     buf = tail[-1 - length:-1]
     ps = _parsed(PostScriptMessage, buf, "postscript")
     footer_length, compression = ps.footerLength, ps.compression
-    block_size = ps.compressionBlockSize if ps.HasField("compressionBlockSize") else 256 * 1024
+    # an absent field reads as 0: only a 0 needs asking whether it was written
+    block_size = ps.compressionBlockSize
+    if not block_size and not ps.HasField("compressionBlockSize"):
+        block_size = 256 * 1024
     kind = COMPRESSION_KINDS[compression] if compression < len(COMPRESSION_KINDS) \
         else f"kind{compression}"
     if footer_length + length + 4 > file_size:
