@@ -19,8 +19,8 @@ from .bucket import BucketCodecError, decode
 from .errors import InvalidNameError
 from .facts import (ACID_NAMES, Context, FileFacts, PartitionFacts, RowFacts,
                     TableFacts, url_of)
-from .names import (ACID_VERSION_FILE, FLUSH_LENGTH_SUFFIX, NO_STATEMENT, Delta, FileName,
-                    is_hidden, parse_dir_name)
+from .names import (ACID_VERSION_FILE, FLUSH_LENGTH_SUFFIX, HIDDEN_PREFIXES, NO_STATEMENT,
+                    Delta, FileName, is_hidden, parse_dir_name)
 from .orcproto import Footer
 from .orctypes import TypeStringError, normalize, struct_fields
 from .partitions import is_partition_component
@@ -92,17 +92,18 @@ class _Index:
         # (entry, file name, path relative to the partition, footer facts or None, whether
         # it is a readable ACID-schema file) of every data file of a live directory, and the
         # ACID ones among them.
-        self.live_files = []
-        self.acid_files = []
-        files = p.files
+        live_files = self.live_files = []
+        acid_files = self.acid_files = []
+        files, rows = p.files, p.rows
         for entry in self.live:
+            prefix = entry.name + "/"
             for name in self.data[entry.name]:
-                rel = f"{entry.name}/{name}"
+                rel = prefix + name
                 facts = files.get(rel)
-                acid = _is_acid_file(facts)
-                self.live_files.append((entry, name, rel, facts, acid))
+                acid = facts is not None and facts.event_ranges is not None  # _is_acid_file
+                live_files.append((entry, name, rel, facts, acid))
                 if acid:
-                    self.acid_files.append(_acid_file(entry, name, rel, facts, p.rows.get(rel)))
+                    acid_files.append(_acid_file(entry, name, rel, facts, rows.get(rel)))
 
 
 class _AcidFile(NamedTuple):
@@ -155,15 +156,9 @@ def _data_files(p: PartitionFacts, entry) -> list[str]:
 def data_file_names(entry) -> list[str]:
     """Files directly inside an ACID directory that a reader would take for data (not nested,
     not hidden, not a flush-length side file): what validate reads and the rules judge."""
-    out = []
-    for f in entry.files:
-        path = f.path
-        if "/" in path or is_hidden(path):
-            continue
-        if path.endswith(FLUSH_LENGTH_SUFFIX) and _file_kind(path) == "flush_length":
-            continue
-        out.append(path)
-    return out
+    return [path for path, _, _ in entry.files  # is_hidden, inline: this runs per file
+            if "/" not in path and not path.startswith(HIDDEN_PREFIXES)
+            and not (path.endswith(FLUSH_LENGTH_SUFFIX) and _file_kind(path) == "flush_length")]
 
 
 @functools.lru_cache(maxsize=65536)
@@ -486,9 +481,9 @@ def _missing_key_index(p: PartitionFacts, ctx: Context):
 
 
 @functools.lru_cache(maxsize=65536)
-def _parse_index(text: str) -> list[tuple[int, int, int]] | None:
+def _parse_index(raw: bytes) -> list[tuple[int, int, int]] | None:
     out = []
-    for part in (x for x in text.split(";") if x):
+    for part in (x for x in raw.decode("utf-8", "replace").split(";") if x):
         pieces = part.split(",")
         if len(pieces) != 3:
             return None
@@ -520,13 +515,14 @@ def _key_index(p: PartitionFacts, ctx: Context):
         raw = footer.metadata.get("hive.acid.key.index")
         if raw is None:
             continue
-        entries = _parse_index(raw.decode("utf-8", "replace"))
+        entries = _parse_index(raw)
         stripes = footer.stripe_count
         if entries is None:
             yield r.finding(p.path(rel), f"unparsable hive.acid.key.index {raw[:80]!r}")
             continue
-        if not _index_length_fits(len(entries), stripes, ctx) and not _index_length_fits(
-                len(entries), sum(1 for s in footer.stripes if s.rows), ctx):
+        if len(entries) != stripes and not _index_length_fits(len(entries), stripes, ctx) \
+                and not _index_length_fits(len(entries), sum(1 for s in footer.stripes if s.rows),
+                                           ctx):
             yield r.finding(p.path(rel), f"hive.acid.key.index has {len(entries)} entries for "
                             f"{stripes} stripes", entries=len(entries), stripes=stripes)
             continue
