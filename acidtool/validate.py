@@ -239,9 +239,12 @@ def validate(paths: Sequence[str], opts: ValidateOptions, *, progress: bool = Fa
 def _validate_path(loc: Location, opts: ValidateOptions, ctx: Context, codes: list[str],
                    pool: ThreadPoolExecutor, progress: bool, report: Report) -> None:
     processes = _processes(loc, opts)
-    if processes > 1 and not opts.recursive:
+    if loc.is_local and not opts.recursive:
         top = _top_partitions(loc)
-        if len(top) >= FORK_MIN_PARTITIONS:  # each process lists its own share too
+        # Each process lists its own share too. In one process as well, this beats one
+        # listing of the tree: paths come relative to their partition, with nothing to split,
+        # and each share's facts are let go once its partitions are checked.
+        if len(top) >= FORK_MIN_PARTITIONS:
             work = functools.partial(_check_subtrees, loc, opts=opts, ctx=ctx, codes=codes)
             _in_processes(top, work, processes, 1, progress, report, ctx, codes,
                           "top-level partition directories")
@@ -281,9 +284,11 @@ def _validate_path(loc: Location, opts: ValidateOptions, ctx: Context, codes: li
 # instead, one a CPU at most, this one included: each checks a share of the partitions and
 # sends back its findings and what the table rules gather; those are judged here once every
 # share is in. For one table, each process also lists its own top-level partition
-# directories. Processes are forked (Linux), so nothing is imported again.
+# directories (and with --jobs 1 this process does it all, share by share). Processes are
+# forked (Linux), so nothing is imported again.
 
 FORK_MIN_PARTITIONS = 16  # fewer: forking costs more than it saves
+CHUNK_MAX = 64  # units (partitions, or top-level partition directories) in one share at most
 
 # What a share of the work gives back, for each table it touched: (table index, findings,
 # what table rules gather, partitions, files).
@@ -356,16 +361,19 @@ def _in_processes(units: list, work: Callable[[list], _Checked], processes: int,
                   what: str) -> None:
     """``work`` over chunks of ``units`` (``what`` they are, for the progress line) in up to
     ``processes`` processes; then the table rules of each of the ``tables``."""
-    size = max(1, len(units) // (processes * 4))  # small enough to keep every process busy
+    # small enough to keep every process busy, and the progress line moving
+    size = max(1, min(len(units) // (processes * 4), CHUNK_MAX))
     chunks = [units[i:i + size] for i in range(0, len(units), size)]
     # This process takes every processes-th chunk itself (it would only wait otherwise) and
     # forks one process fewer for the rest; where none can be forked (no POSIX semaphores
     # in some sandboxes), it takes them all.
     mine, theirs = chunks[::processes], [c for i, c in enumerate(chunks) if i % processes]
-    try:
-        pool = multiprocessing.get_context("fork").Pool(min(processes - 1, len(theirs)))
-    except (OSError, ImportError, ValueError):
-        pool, mine, theirs = None, chunks, []
+    pool = None
+    if theirs:
+        try:
+            pool = multiprocessing.get_context("fork").Pool(min(processes - 1, len(theirs)))
+        except (OSError, ImportError, ValueError):
+            mine, theirs = chunks, []
     bar = _Progress(len(units), progress, "checked {done}/{total} " + what, 1)
     gathered: list[dict[str, list]] = [{} for _ in range(tables)]
 

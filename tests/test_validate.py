@@ -316,14 +316,23 @@ def test_partitions_checked_in_processes_find_what_one_process_finds(tmp_path, m
     table = shape(tmp_path / "t", V.FORK_MIN_PARTITIONS + 2)
     monkeypatch.setattr(V, "_cpus", lambda: 4)
     used, real = [], V._in_processes
-    monkeypatch.setattr(V, "_in_processes", lambda *a: used.append(a[1].func.__name__)
+    monkeypatch.setattr(V, "_in_processes", lambda *a: used.append((a[1].func.__name__, a[2]))
                         or real(*a))
-    one = V.validate([str(table)], V.ValidateOptions(jobs=1, recursive=recursive))
+    # the reference: one listing of the whole tree, every partition's facts held, then the rules
+    fork_min = V.FORK_MIN_PARTITIONS
+    monkeypatch.setattr(V, "FORK_MIN_PARTITIONS", 10**9)
+    whole = V.validate([str(table)], V.ValidateOptions(jobs=1, recursive=recursive))
     assert not used
+    monkeypatch.setattr(V, "FORK_MIN_PARTITIONS", fork_min)
+    # one process: a table's top-level partition directories are listed and checked in turn
+    one = V.validate([str(table)], V.ValidateOptions(jobs=1, recursive=recursive))
+    assert used == ([(work, 1)] if work == "_check_subtrees" else [])
+    used.clear()
     many = V.validate([str(table)], V.ValidateOptions(jobs=4, recursive=recursive))
-    assert used == [work]
-    assert many.findings == one.findings and one.findings
-    assert (many.tables, many.partitions, many.files) == (one.tables, one.partitions, one.files)
+    assert used == [(work, 4)]
+    assert many.findings == one.findings == whole.findings and one.findings
+    assert (many.tables, many.partitions, many.files) == (one.tables, one.partitions, one.files) \
+        == (whole.tables, whole.partitions, whole.files)
     # where no process can be made (no POSIX semaphores in some sandboxes): one process
     monkeypatch.setattr(V.multiprocessing, "get_context", lambda method: _NoPool())
     assert V.validate([str(table)],
@@ -447,3 +456,31 @@ def test_null_event_values_are_read_not_crashed_on(tmp_path):
     nulls = [f for f in result.json()["findings"] if f["code"] == "ACID025"]
     assert [f["details"]["nulls"] for f in nulls] == [
         {"operation": 1, "originalTransaction": 1, "bucket": 1, "currentTransaction": 1}]
+
+
+@pytest.mark.parametrize("shape, jobs, line", [
+    (lambda root: build(root, {**delta(D1), **delta("delta_0000002_0000002_0000")}), 1,
+     "acidtool: read 2/2 files"),
+    (lambda root: _partitioned_table(root, 18), 1,
+     "acidtool: checked 18/18 top-level partition directories"),
+    (lambda root: _deep_table(root, 18), 2, "acidtool: checked 19/19 partitions"),
+])
+def test_progress_line_counts_up_to_the_total_on_stderr(tmp_path, monkeypatch, capsys, shape,
+                                                       jobs, line):
+    from acidtool import validate as V
+
+    monkeypatch.setattr(V, "_cpus", lambda: 2)
+    table = shape(tmp_path / "t")
+    V.validate([str(table)], V.ValidateOptions(jobs=jobs), progress=True)
+    err = capsys.readouterr().err
+    steps = err.split("\r")[1:]
+    assert steps[-1] == line + "\n"
+    assert len(steps) >= 2 or "read" in line  # it moves: not only the end is shown
+    V.validate([str(table)], V.ValidateOptions(jobs=jobs))
+    assert capsys.readouterr().err == ""
+
+
+def test_the_cli_shows_progress_only_on_a_terminal(tmp_path):
+    table = _partitioned_table(tmp_path / "t", 18)
+    result = run("validate", table)
+    assert "acidtool: checked" not in result.err and "acidtool: read" not in result.err
