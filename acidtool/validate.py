@@ -186,15 +186,24 @@ def _read_all(pending: list[_Pending], opts: ValidateOptions, pool: ThreadPoolEx
     if rows:  # pyarrow is imported for row scans only
         from .rowscan import scan_rows
 
+    tick = bar.enabled  # a call per file saved where nothing is shown
+
     def read(p: _Pending, rel: str, size: int, side: str | None) -> None:
         facts, data = read_footer_and_bytes(p.loc, rel, size, side)
         p.files[rel] = facts
         if rows and facts.event_ranges is not None:
             p.rows[rel] = scan_rows(p.loc, rel, facts, data)
-        bar.tick()
+        if tick:
+            bar.tick()
 
-    jobs = [(p, *item) for p in pending for item in p.todo]
     threads = opts.jobs if remote else 1
+    if threads == 1 and opts.jobs == 1:  # one thread and no probe: no list of jobs either
+        for p in pending:
+            for rel, size, side in p.todo:
+                read(p, rel, size, side)
+        jobs = []
+    else:
+        jobs = [(p, *item) for p in pending for item in p.todo]
     if not remote and opts.jobs > 1 and len(jobs) > PROBE_FILES:
         probe, jobs = jobs[:PROBE_FILES], jobs[PROBE_FILES:]
         if _waited(lambda: [read(*job) for job in probe]) > WAIT_PER_FILE * len(probe):

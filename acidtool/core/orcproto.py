@@ -202,7 +202,8 @@ class Footer:
     def int_ranges(self, columns) -> tuple[tuple[int, int] | None, ...]:
         """(minimum, maximum) of each column's integer statistics, where the writer gave both
         (else None): what validation judges ACID columns by, without decoding every column."""
-        all_stats = self._message().statistics
+        msg = self._msg  # still there while the file is being read: no call for it
+        all_stats = (msg if msg is not None else self._message()).statistics
         count = len(all_stats)
         out = []
         for column in columns:

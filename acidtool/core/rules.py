@@ -577,15 +577,6 @@ def _bucket_problem(values: tuple[int, ...], bucket_id: int) -> tuple[str, dict]
     return None
 
 
-@functools.lru_cache(maxsize=65536)
-def _statement_ids(values: tuple[int, ...]) -> list[int] | None:
-    """The statement ids of V1 bucket properties (None if any is of another codec)."""
-    decoded = [_bucket_of(v) for v in values]
-    if any(codec != 1 for _, _, codec in decoded):
-        return None
-    return sorted({s for _, s, _ in decoded})
-
-
 @rule("ACID012", "bucket-id-mismatch", "error", "metadata",
       "Bucket id in the rows differs from the bucket file name",
       what="Every event in `bucket_N` must carry a bucket property that decodes to N (from the "
@@ -620,20 +611,33 @@ def _bucket_mismatch(p: PartitionFacts, ctx: Context):
 def _statement_mismatch(p: PartitionFacts, ctx: Context):
     r = REGISTRY["ACID013"]
     for f in _acid_files(p):
-        entry, rel = f.entry, f.rel
-        d = entry.parsed
-        if entry.kind != "delta" or d.statement_id == NO_STATEMENT or f.footer.rows == 0:
+        entry = f.entry
+        if entry.kind != "delta":
+            continue
+        stmt = entry.parsed.statement_id
+        if stmt == NO_STATEMENT or f.footer.rows == 0:
             continue
         if f.scan is not None:
             if set(f.scan.operations) - {0}:
                 continue
         elif f.operation != (0, 0):
             continue
-        stmts = _statement_ids(_bucket_range(f))
-        if stmts and stmts != [d.statement_id]:
-            yield r.finding(p.path(rel), f"insert events carry statement id "
+        stmts = _other_statements(_bucket_range(f), stmt)
+        if stmts is not None:
+            yield r.finding(p.path(f.rel), f"insert events carry statement id "
                             f"{', '.join(map(str, stmts))} in {entry.name} (statement "
-                            f"{d.statement_id})", found=stmts, expected=d.statement_id)
+                            f"{stmt})", found=stmts, expected=stmt)
+
+
+@functools.lru_cache(maxsize=65536)
+def _other_statements(values: tuple[int, ...], statement_id: int) -> list[int] | None:
+    """The statement ids of the V1 bucket properties ``values``, where they are not just
+    ``statement_id`` (None where they are, or where any property is of another codec)."""
+    decoded = [_bucket_of(v) for v in values]
+    if any(codec != 1 for _, _, codec in decoded):
+        return None
+    stmts = sorted({s for _, s, _ in decoded})
+    return stmts if stmts and stmts != [statement_id] else None
 
 
 @rule("ACID014", "write-id-out-of-range", "error", "metadata",
@@ -721,8 +725,9 @@ def _wrong_operation(p: PartitionFacts, ctx: Context):
     legacy = _is_legacy(p, ctx)
     for f in _acid_files(p):
         entry, rel = f.entry, f.rel
-        if entry.kind == "base" or f.footer.rows == 0:
-            continue
+        if entry.kind == "base" or (entry.kind == "delta" and f.operation == (0, 0)
+                                    and f.scan is None) or f.footer.rows == 0:
+            continue  # (inserts in an insert delta: the usual file, and nothing to say)
         if f.scan is not None:
             ops = set(f.scan.operations)
         elif f.operation is not None:
