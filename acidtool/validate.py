@@ -264,10 +264,12 @@ def _validate_path(loc: Location, opts: ValidateOptions, ctx: Context, codes: li
     else:
         parts, stray = split_partitions(tree)
         tables = [("", parts, stray)]
-    if processes > 1 and sum(len(parts) for _, parts, _ in tables) >= FORK_MIN_PARTITIONS:
+    # Many partitions (a deep or remote table, a warehouse tree) are checked share by share
+    # too, in processes where they can be forked: memory then holds one share's facts.
+    if sum(len(parts) for _, parts, _ in tables) >= FORK_MIN_PARTITIONS:
         units = [(i, part) for i, (_, parts, _) in enumerate(tables) for part in parts]
         work = functools.partial(_check_listed, loc, [root for root, _, _ in tables], opts=opts,
-                                 ctx=ctx, codes=codes)
+                                 ctx=ctx, codes=codes, remote=not loc.is_local)
         _in_processes(units, work, processes, len(tables), progress, report, ctx, codes,
                       "partitions")
         return
@@ -286,18 +288,21 @@ def _validate_path(loc: Location, opts: ValidateOptions, ctx: Context, codes: li
 
 
 # ------------------------------------------------------------------------------------------------
-# Local partitioned tables, in processes
+# Many partitions: share by share, in processes where they help
 #
-# Reading a local disk is CPU bound, and the GIL keeps threads to one core. A local table with
-# many partitions (or a --recursive tree with many) is checked by up to --jobs processes
-# instead, one a CPU at most, this one included: each checks a share of the partitions and
-# sends back its findings and what the table rules gather; those are judged here once every
-# share is in. For one table, each process also lists its own top-level partition
-# directories (and with --jobs 1 this process does it all, share by share). Processes are
-# forked (Linux), so nothing is imported again.
+# A table with many partitions (or a --recursive tree with many) is checked a share of the
+# partitions at a time: each share gives back its findings and what the table rules gather,
+# which are judged once every share is in, and its facts are let go, so memory holds one
+# share's facts rather than a whole warehouse's footers.
+#
+# Reading a local disk is CPU bound, and the GIL keeps threads to one core: there the shares
+# go to up to --jobs processes, one a CPU at most, this one included. For one table, each
+# process also lists its own top-level partition directories. Processes are forked (Linux),
+# so nothing is imported again. With --jobs 1, or on an object store (whose reads wait, and
+# go to threads), this process checks every share in turn.
 
 FORK_MIN_PARTITIONS = 16  # fewer: forking costs more than it saves
-CHUNK_MAX = 64  # units (partitions, or top-level partition directories) in one share at most
+CHUNK_MAX = 16  # units (partitions, or top-level partition directories) in one share at most
 
 # What a share of the work gives back, for each table it touched: (table index, findings,
 # what table rules gather, partitions, files).
@@ -343,9 +348,10 @@ def _check_subtrees(loc: Location, names: list[str], opts: ValidateOptions, ctx:
 
 
 def _check_listed(loc: Location, roots: list[str], units: list[tuple[int, PartitionListing]],
-                  opts: ValidateOptions, ctx: Context, codes: list[str]) -> _Checked:
+                  opts: ValidateOptions, ctx: Context, codes: list[str],
+                  remote: bool = False) -> _Checked:
     """Listed partitions, each with the index of its table (whose directory below ``loc`` is
-    in ``roots``)."""
+    in ``roots``); ``remote`` where ``loc`` is not on a local disk (reads go to threads)."""
     by_table: dict[int, list[PartitionListing]] = {}
     for index, part in units:
         by_table.setdefault(index, []).append(part)
@@ -353,14 +359,15 @@ def _check_listed(loc: Location, roots: list[str], units: list[tuple[int, Partit
     for index, parts in by_table.items():
         tloc = loc.child(roots[index]) if roots[index] else loc
         pending = [_plan(tloc, part, opts) for part in parts]
-        out.append((index, *_check_pending(pending, opts, ctx, codes)))
+        out.append((index, *_check_pending(pending, opts, ctx, codes, remote)))
     return out
 
 
 def _check_pending(pending: list[_Pending], opts: ValidateOptions, ctx: Context,
-                   codes: list[str]) -> tuple[list[Finding], dict[str, list], int, int]:
+                   codes: list[str], remote: bool = False
+                   ) -> tuple[list[Finding], dict[str, list], int, int]:
     with ThreadPoolExecutor(max_workers=opts.jobs) as pool:  # threads only if reads wait
-        _read_all(pending, opts, pool, False, remote=False)
+        _read_all(pending, opts, pool, False, remote=remote)
     found, gathered = check_partitions((p.facts() for p in pending), ctx, codes)
     return found, gathered, len(pending), sum(len(p.files) for p in pending)
 
@@ -369,7 +376,8 @@ def _in_processes(units: list, work: Callable[[list], _Checked], processes: int,
                   progress: bool, report: Report, ctx: Context, codes: list[str],
                   what: str) -> None:
     """``work`` over chunks of ``units`` (``what`` they are, for the progress line) in up to
-    ``processes`` processes; then the table rules of each of the ``tables``."""
+    ``processes`` processes (one: this process only); then the table rules of each of the
+    ``tables``."""
     # small enough to keep every process busy, and the progress line moving
     size = max(1, min(len(units) // (processes * 4), CHUNK_MAX))
     chunks = [units[i:i + size] for i in range(0, len(units), size)]

@@ -324,9 +324,9 @@ def test_partitions_checked_in_processes_find_what_one_process_finds(tmp_path, m
     whole = V.validate([str(table)], V.ValidateOptions(jobs=1, recursive=recursive))
     assert not used
     monkeypatch.setattr(V, "FORK_MIN_PARTITIONS", fork_min)
-    # one process: a table's top-level partition directories are listed and checked in turn
+    # one process: the same shares, checked in turn
     one = V.validate([str(table)], V.ValidateOptions(jobs=1, recursive=recursive))
-    assert used == ([(work, 1)] if work == "_check_subtrees" else [])
+    assert used == [(work, 1)]
     used.clear()
     many = V.validate([str(table)], V.ValidateOptions(jobs=4, recursive=recursive))
     assert used == [(work, 4)]
@@ -484,3 +484,40 @@ def test_the_cli_shows_progress_only_on_a_terminal(tmp_path):
     table = _partitioned_table(tmp_path / "t", 18)
     result = run("validate", table)
     assert "acidtool: checked" not in result.err and "acidtool: read" not in result.err
+
+
+def test_a_remote_table_of_many_partitions_is_checked_share_by_share(monkeypatch):
+    """Shares on an object store too: the same findings as when every partition's facts are
+    held at once, with reads on threads (they wait on round trips), never in processes."""
+    from acidtool import validate as V
+
+    mem = _Counting.register()
+    layout = {}
+    for i in range(V.FORK_MIN_PARTITIONS + 2):
+        layout.update({f"ds={i:02d}/{rel}": data for rel, data in delta(D1).items()})
+    layout["ds=03/orders__6f1c9e2a"] = plain()
+    layout.update({f"ds=05/{rel}": data for rel, data in delta(
+        "delta_0000002_0000002_0000", acid(events(2), row_type="struct<id:bigint>")).items()})
+    for rel, content in layout.items():
+        mem.pipe(f"/shares/t/{rel}", content)
+    url = "countmem://shares/t"
+    remote, real_read_all = [], V._read_all
+    monkeypatch.setattr(V, "_read_all", lambda *a, **k: remote.append(k["remote"])
+                        or real_read_all(*a, **k))
+    monkeypatch.setattr(V, "FORK_MIN_PARTITIONS", 10**9)
+    whole = V.validate([url], V.ValidateOptions(jobs=4))
+    assert remote == [True]
+    monkeypatch.undo()
+    monkeypatch.setattr(V, "_read_all", lambda *a, **k: remote.append(k["remote"])
+                        or real_read_all(*a, **k))
+    shares = []
+    real_in_processes = V._in_processes
+    monkeypatch.setattr(V, "_in_processes", lambda *a: shares.append(a[2])
+                        or real_in_processes(*a))
+    remote.clear()
+    many = V.validate([url], V.ValidateOptions(jobs=4))
+    assert shares == [1]  # one process: nothing is forked for a remote table
+    assert len(remote) > 1 and all(remote)
+    assert {f.code for f in whole.findings} == {"ACID001", "ACID019"}
+    assert many.findings == whole.findings
+    assert (many.partitions, many.files) == (whole.partitions, whole.files) == (18, 20)
