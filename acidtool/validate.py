@@ -197,7 +197,7 @@ def _read_all(pending: list[_Pending], opts: ValidateOptions, pool: ThreadPoolEx
             bar.tick()
 
     threads = opts.jobs if remote else 1
-    if threads == 1 and opts.jobs == 1:  # one thread and no probe: no list of jobs either
+    if opts.jobs <= 1:  # one thread and nothing to probe: not even a list of the jobs
         for p in pending:
             for rel, size, side in p.todo:
                 read(p, rel, size, side)
@@ -208,7 +208,7 @@ def _read_all(pending: list[_Pending], opts: ValidateOptions, pool: ThreadPoolEx
         probe, jobs = jobs[:PROBE_FILES], jobs[PROBE_FILES:]
         if _waited(lambda: [read(*job) for job in probe]) > WAIT_PER_FILE * len(probe):
             threads = opts.jobs
-    if threads == 1:  # no hand-offs at all
+    if threads <= 1:  # no hand-offs at all
         for job in jobs:
             read(*job)
     else:
