@@ -7,14 +7,20 @@ from collections import Counter
 from json.encoder import encode_basestring as _quote  # the encoder's own, ensure_ascii=False
 from typing import Iterable, Iterator, NamedTuple
 
-from tabulate import tabulate
-
 from .core.listing import PathInfo
 from .core.names import FileName, NO_STATEMENT
 from .core.select import STATUSES, AcidState, Entry
 from .table import PartitionState, TableState
 
 LS_SCHEMA_VERSION = 1
+
+
+def tabulate(*args, **kwargs) -> str:
+    """tabulate's, imported on first use: its import (it reads package metadata) took 40 ms of
+    each start, and validate and dump print no table."""
+    from tabulate import tabulate as table
+
+    return table(*args, **kwargs)
 
 
 def human_bytes(n: int) -> str:

@@ -442,6 +442,16 @@ def test_pyarrow_is_imported_for_row_scans_only(tmp_path, level, imported):
     assert pyarrow_imported is imported
 
 
+@pytest.mark.parametrize("module", ["tabulate", "pydantic"])
+def test_validate_starts_without_what_it_does_not_use(tmp_path, module):
+    """tabulate (validate prints no table) and pydantic (typer from 0.28 on builds every
+    option through it) each took tens of milliseconds of every start."""
+    table = build(tmp_path / "t", {**delta(D1)})
+    result, imported = run_imports(module, "validate", table)
+    assert result.code == 0, result.err
+    assert not imported
+
+
 def test_null_event_values_are_read_not_crashed_on(tmp_path):
     """A foreign writer's file with the ACID schema but nulls in its event columns."""
     schema = ("struct<operation:int,originalTransaction:bigint,bucket:int,rowId:bigint,"
