@@ -306,3 +306,40 @@ def test_int_ranges_only_where_integer_statistics_have_both_ends():
     # columns: 1-5 the ACID ints, 6 the row struct, 7 row.id (int), 8 row.name (string)
     assert footer.int_ranges((1, 2, 3, 4, 5, 6, 7, 8, 99, -1)) == (
         (0, 0), (3, 3), (536936448, 536936448), (0, 3), (3, 3), None, (0, 3), None, None, None)
+
+
+def _int_stats(ints: bytes) -> bytes:
+    return _field(7, _field(1, 4) + _field(2, ints))
+
+
+@pytest.mark.parametrize("ints, expected", [
+    (_field(1, 6) + _field(2, 8), (3, 4)),   # sint64: 6 is 3, 8 is 4
+    (_field(1, 0) + _field(2, 8), (0, 4)),   # a minimum of 0, written
+    (_field(1, 0) + _field(2, 0), (0, 0)),
+    (_field(1, 6), None),                    # half there: a damaged footer
+    (_field(2, 8), None),
+    (_field(1, 0), None),
+    (b"", None),
+], ids=lambda v: v.hex() or "empty" if isinstance(v, bytes) else str(v))
+def test_int_ranges_tell_a_written_zero_from_an_absent_value(ints, expected):
+    footer = parse_footer(_type(STRUCT, [1], ["a"]) + _type(INT) + ROWS + GOOD_STATS
+                          + _int_stats(ints)).check()
+    assert footer.int_ranges((1,)) == (expected,)
+
+
+def test_a_released_footer_answers_as_a_held_one():
+    """validate keeps footers released (no parsed message, no raw types): what the rules ask
+    later is decoded again from the raw bytes, and must not differ."""
+    from .helpers.layouts import acid, events
+
+    data = acid(events(3, n=4, bucket=1))
+    held = read_footer_at(pa.BufferReader(data), len(data)).check()
+    released = read_footer_at(pa.BufferReader(data), len(data)).check().release()
+    released_unchecked = read_footer_at(pa.BufferReader(data), len(data)).release()
+
+    def answers(f):
+        return (f.rows, f.metadata, f.stripe_count, f.types, f.type_string(), f.top_level(),
+                f.column_names(), f.stripes, f.statistics, f.int_ranges((1, 2, 3, 5)),
+                f.calendar, f.software_version, f.row_index_stride)
+
+    assert answers(released) == answers(held) == answers(released_unchecked)
