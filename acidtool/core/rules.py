@@ -100,7 +100,7 @@ class _Index:
             for name in self.data[entry.name]:
                 rel = prefix + name
                 facts = files.get(rel)
-                acid = facts is not None and facts.event_ranges is not None  # _is_acid_file
+                acid = _is_acid_file(facts)
                 live_files.append((entry, name, rel, facts, acid))
                 if acid:
                     acid_files.append(_acid_file(entry, name, rel, facts, rows.get(rel)))
@@ -520,9 +520,8 @@ def _key_index(p: PartitionFacts, ctx: Context):
         if entries is None:
             yield r.finding(p.path(rel), f"unparsable hive.acid.key.index {raw[:80]!r}")
             continue
-        if len(entries) != stripes and not _index_length_fits(len(entries), stripes, ctx) \
-                and not _index_length_fits(len(entries), sum(1 for s in footer.stripes if s.rows),
-                                           ctx):
+        if not _index_length_fits(len(entries), stripes, ctx) and not _index_length_fits(
+                len(entries), sum(1 for s in footer.stripes if s.rows), ctx):
             yield r.finding(p.path(rel), f"hive.acid.key.index has {len(entries)} entries for "
                             f"{stripes} stripes", entries=len(entries), stripes=stripes)
             continue
