@@ -196,14 +196,8 @@ def _read_all(pending: list[_Pending], opts: ValidateOptions, pool: ThreadPoolEx
         if tick:
             bar.tick()
 
+    jobs = [(p, *item) for p in pending for item in p.todo]
     threads = opts.jobs if remote else 1
-    if opts.jobs <= 1:  # one thread and nothing to probe: not even a list of the jobs
-        for p in pending:
-            for rel, size, side in p.todo:
-                read(p, rel, size, side)
-        jobs = []
-    else:
-        jobs = [(p, *item) for p in pending for item in p.todo]
     if not remote and opts.jobs > 1 and len(jobs) > PROBE_FILES:
         probe, jobs = jobs[:PROBE_FILES], jobs[PROBE_FILES:]
         if _waited(lambda: [read(*job) for job in probe]) > WAIT_PER_FILE * len(probe):
@@ -253,7 +247,7 @@ def _validate_path(loc: Location, opts: ValidateOptions, ctx: Context, codes: li
         # Each process lists its own share too. In one process as well, this beats one
         # listing of the tree: paths come relative to their partition, with nothing to split,
         # and each share's facts are let go once its partitions are checked.
-        if len(top) >= FORK_MIN_PARTITIONS:
+        if len(top) >= SHARE_MIN_PARTITIONS:
             work = functools.partial(_check_subtrees, loc, opts=opts, ctx=ctx, codes=codes)
             _in_processes(top, work, processes, 1, progress, report, ctx, codes,
                           "top-level partition directories")
@@ -266,7 +260,7 @@ def _validate_path(loc: Location, opts: ValidateOptions, ctx: Context, codes: li
         tables = [("", parts, stray)]
     # Many partitions (a deep or remote table, a warehouse tree) are checked share by share
     # too, in processes where they can be forked: memory then holds one share's facts.
-    if sum(len(parts) for _, parts, _ in tables) >= FORK_MIN_PARTITIONS:
+    if sum(len(parts) for _, parts, _ in tables) >= SHARE_MIN_PARTITIONS:
         units = [(i, part) for i, (_, parts, _) in enumerate(tables) for part in parts]
         work = functools.partial(_check_listed, loc, [root for root, _, _ in tables], opts=opts,
                                  ctx=ctx, codes=codes, remote=not loc.is_local)
@@ -301,7 +295,9 @@ def _validate_path(loc: Location, opts: ValidateOptions, ctx: Context, codes: li
 # so nothing is imported again. With --jobs 1, or on an object store (whose reads wait, and
 # go to threads), this process checks every share in turn.
 
-FORK_MIN_PARTITIONS = 16  # fewer: forking costs more than it saves
+# Fewer partitions are checked at once: forking would cost more than it saves, and their
+# footers are few enough to hold together.
+SHARE_MIN_PARTITIONS = 16
 CHUNK_MAX = 16  # units (partitions, or top-level partition directories) in one share at most
 
 # What a share of the work gives back, for each table it touched: (table index, findings,

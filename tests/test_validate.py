@@ -313,17 +313,17 @@ def test_partitions_checked_in_processes_find_what_one_process_finds(tmp_path, m
                                                                      shape, recursive, work):
     from acidtool import validate as V
 
-    table = shape(tmp_path / "t", V.FORK_MIN_PARTITIONS + 2)
+    table = shape(tmp_path / "t", V.SHARE_MIN_PARTITIONS + 2)
     monkeypatch.setattr(V, "_cpus", lambda: 4)
     used, real = [], V._in_processes
     monkeypatch.setattr(V, "_in_processes", lambda *a: used.append((a[1].func.__name__, a[2]))
                         or real(*a))
     # the reference: one listing of the whole tree, every partition's facts held, then the rules
-    fork_min = V.FORK_MIN_PARTITIONS
-    monkeypatch.setattr(V, "FORK_MIN_PARTITIONS", 10**9)
+    share_min = V.SHARE_MIN_PARTITIONS
+    monkeypatch.setattr(V, "SHARE_MIN_PARTITIONS", 10**9)
     whole = V.validate([str(table)], V.ValidateOptions(jobs=1, recursive=recursive))
     assert not used
-    monkeypatch.setattr(V, "FORK_MIN_PARTITIONS", fork_min)
+    monkeypatch.setattr(V, "SHARE_MIN_PARTITIONS", share_min)
     # one process: the same shares, checked in turn
     one = V.validate([str(table)], V.ValidateOptions(jobs=1, recursive=recursive))
     assert used == [(work, 1)]
@@ -343,7 +343,7 @@ def test_what_processes_are_checked_for(tmp_path):
     """The findings the comparison above stands on."""
     from acidtool import validate as V
 
-    table = _partitioned_table(tmp_path / "t", V.FORK_MIN_PARTITIONS)
+    table = _partitioned_table(tmp_path / "t", V.SHARE_MIN_PARTITIONS)
     codes = {(f.code, f.path[len(str(table)) + 1:])
              for f in V.validate([str(table)], V.ValidateOptions(jobs=1)).findings}
     assert codes == {("ACID001", "ds=03/orders__6f1c9e2a"),
@@ -356,7 +356,7 @@ def test_a_partition_directory_removed_meanwhile_is_skipped(tmp_path, monkeypatc
     is gone, not an error."""
     from acidtool import validate as V
 
-    table = _partitioned_table(tmp_path / "t", V.FORK_MIN_PARTITIONS)
+    table = _partitioned_table(tmp_path / "t", V.SHARE_MIN_PARTITIONS)
     one = V.validate([str(table)], V.ValidateOptions(jobs=1))
     monkeypatch.setattr(V, "_cpus", lambda: 4)
     real = V._top_partitions
@@ -369,7 +369,7 @@ def test_a_failure_in_a_worker_process_is_one_line(tmp_path, monkeypatch):
     from acidtool import validate as V
     from acidtool.errors import PathError
 
-    table = _partitioned_table(tmp_path / "t", V.FORK_MIN_PARTITIONS)
+    table = _partitioned_table(tmp_path / "t", V.SHARE_MIN_PARTITIONS)
     monkeypatch.setattr(V, "_cpus", lambda: 4)
     real = V.list_tree
 
@@ -410,7 +410,7 @@ def test_validate_inside_a_pool_worker_runs_in_that_process(tmp_path, monkeypatc
 
     from acidtool import validate as V
 
-    table = _partitioned_table(tmp_path / "t", V.FORK_MIN_PARTITIONS)
+    table = _partitioned_table(tmp_path / "t", V.SHARE_MIN_PARTITIONS)
     monkeypatch.setattr(V, "_cpus", lambda: 4)
     with multiprocessing.get_context("fork").Pool(1) as pool:
         inside = pool.apply(_validate_findings, (str(table),))
@@ -503,7 +503,7 @@ def test_a_remote_table_of_many_partitions_is_checked_share_by_share(monkeypatch
 
     mem = _Counting.register()
     layout = {}
-    for i in range(V.FORK_MIN_PARTITIONS + 2):
+    for i in range(V.SHARE_MIN_PARTITIONS + 2):
         layout.update({f"ds={i:02d}/{rel}": data for rel, data in delta(D1).items()})
     layout["ds=03/orders__6f1c9e2a"] = plain()
     layout.update({f"ds=05/{rel}": data for rel, data in delta(
@@ -514,7 +514,7 @@ def test_a_remote_table_of_many_partitions_is_checked_share_by_share(monkeypatch
     remote, real_read_all = [], V._read_all
     monkeypatch.setattr(V, "_read_all", lambda *a, **k: remote.append(k["remote"])
                         or real_read_all(*a, **k))
-    monkeypatch.setattr(V, "FORK_MIN_PARTITIONS", 10**9)
+    monkeypatch.setattr(V, "SHARE_MIN_PARTITIONS", 10**9)
     whole = V.validate([url], V.ValidateOptions(jobs=4))
     assert remote == [True]
     monkeypatch.undo()
