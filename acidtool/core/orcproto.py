@@ -127,10 +127,12 @@ class Footer:
     def __init__(self, raw: bytes, msg):
         self._raw, self._msg = raw, msg
         self.rows: int = msg.numberOfRows
-        # a later item of the same name wins, as in ORC's readers
-        self.metadata: dict[str, bytes] = {_text(m.name): m.value for m in msg.metadata}
+        # A repeated field is sliced before it is iterated: iterating it directly asks for
+        # items until one raises IndexError, whose message costs more than the slice.
+        # A later item of the same name wins, as in ORC's readers.
+        self.metadata: dict[str, bytes] = {_text(m.name): m.value for m in msg.metadata[:]}
         self.stripe_count: int = len(msg.stripes)
-        self._types = tuple(msg.types)
+        self._types = tuple(msg.types[:])
         self._schema = self._stripes = self._stats = None
 
     def _message(self):
@@ -174,7 +176,7 @@ class Footer:
         if self._stripes is None:
             self._stripes = tuple(StripeInfo(s.offset, s.indexLength, s.dataLength,
                                              s.footerLength, s.numberOfRows)
-                                  for s in self._message().stripes)
+                                  for s in self._message().stripes[:])
         return self._stripes
 
     @property
@@ -195,7 +197,7 @@ class Footer:
     def statistics(self) -> tuple[ColumnStats, ...]:
         """Every column's statistics, in column id order."""
         if self._stats is None:
-            self._stats = tuple(_column_stats(st) for st in self._message().statistics)
+            self._stats = tuple(_column_stats(st) for st in self._message().statistics[:])
         return self._stats
 
     def stats(self, column: int) -> ColumnStats | None:
