@@ -114,15 +114,16 @@ class OrcType:
 
 
 class Footer:
-    """The decoded footer. Protobuf parses it whole when it is read (malformed bytes fail
-    there, as in ORC's readers); what every caller needs is kept as values (rows, user
-    metadata, the raw types, the stripe count) and the rest (stripes, statistics) on first
-    use. The parsed message is kept until ``release()``: it costs 5 KB, and validation, which
-    holds the footers of a whole warehouse tree, releases each once it has what it needs;
-    after that, parts are taken from the raw bytes, parsed again."""
+    """The decoded footer. Protobuf parses it whole when it is read, and the types are
+    decoded then too (malformed bytes or a damaged type tree fail there, as ORC's readers fail
+    when they open a file); what every caller needs is kept as values (rows, user metadata,
+    the schema, the stripe count) and the rest (stripes, statistics) on first use. The parsed
+    message is kept until ``release()``: it costs 5 KB, and validation, which holds the
+    footers of a whole warehouse tree, releases each once it has what it needs; after that,
+    parts are taken from the raw bytes, parsed again."""
 
-    __slots__ = ("_raw", "_msg", "rows", "metadata", "stripe_count", "_types", "_schema",
-                 "_stripes", "_stats")
+    __slots__ = ("_raw", "_msg", "rows", "metadata", "stripe_count", "schema", "_stripes",
+                 "_stats")
 
     def __init__(self, raw: bytes, msg):
         self._raw, self._msg = raw, msg
@@ -132,8 +133,9 @@ class Footer:
         # A later item of the same name wins, as in ORC's readers.
         self.metadata: dict[str, bytes] = {_text(m.name): m.value for m in msg.metadata[:]}
         self.stripe_count: int = len(msg.stripes)
-        self._types = tuple(msg.types[:])
-        self._schema = self._stripes = self._stats = None
+        # shared by every footer with the same type bytes (the files of one table)
+        self.schema: _Schema = _schema(tuple(msg.types[:]))
+        self._stripes = self._stats = None
 
     def _message(self):
         if self._msg is not None:
@@ -141,17 +143,12 @@ class Footer:
         return FooterMessage.FromString(self._raw)  # it parsed before: it parses again
 
     def release(self) -> Footer:
-        """Drop the parsed message; what is asked for later is parsed from the raw bytes. The
-        raw types go too once their schema is decoded (a third of what a held footer costs)."""
+        """Drop the parsed message; what is asked for later is parsed from the raw bytes."""
         self._msg = None
-        if self._schema is not None:
-            self._types = None
         return self
 
     def check(self) -> Footer:
-        """Decode now what is otherwise decoded on first use (the types: the parse already
-        checked the rest): ORC readers fail on a damaged footer when they open a file, and so
-        does this, instead of failing later in whatever asks first."""
+        """Fail on a footer that no ORC reader opens and that parses: one without types."""
         if not self.schema.types:
             raise ProtoError("the footer has no types")
         return self
@@ -182,12 +179,6 @@ class Footer:
     @property
     def stripe_rows(self) -> tuple[int, ...]:
         return tuple(s.rows for s in self.stripes)
-
-    @property
-    def schema(self) -> "_Schema":
-        if self._schema is None:
-            self._schema = _schema(self._types)
-        return self._schema
 
     @property
     def types(self) -> tuple[OrcType, ...]:
