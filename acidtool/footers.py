@@ -7,14 +7,16 @@ remote file): checking a local table's names and footers does not pay for import
 
 from __future__ import annotations
 
+import functools
 import struct
 import sys
+from typing import Callable
 
 from .core.facts import FileFacts, event_ranges
 from .core.orcproto import (DECOMPRESSORS, TAIL_GUESS, Footer, ProtoError,
                             UnsupportedCompression, footer_from_tail, parse_file_tail,
                             parse_postscript, read_varint)
-from .fs import Location, open_ranged, read_bytes
+from .fs import Location, read_bytes, read_range
 
 ORC_MAGIC = b"ORC"
 
@@ -47,23 +49,23 @@ def read_footer_at(file, size: int) -> Footer:
     Raises ProtoError (naming what is wrong) for bytes that are not an ORC tail, and
     UnsupportedCompression for footers compressed with LZ4, ZSTD or LZO: pyarrow's codecs need
     the decompressed size, which only an ORC reader works out (``footer_through_pyarrow``)."""
-    return read_tail(file, size)[0]
+    return read_tail(file.read_at, size)[0]
 
 
-def read_tail(file, size: int) -> tuple[Footer, bytes | None]:
-    """``read_footer_at``, and the file's ``size`` bytes when that one read held all of them
-    (a file no larger than the read), else None."""
+def read_tail(read_at: Callable[[int, int], bytes], size: int) -> tuple[Footer, bytes | None]:
+    """``read_footer_at`` through ``read_at(nbytes, offset)``, and the file's ``size`` bytes
+    when that one read held all of them (a file no larger than the read), else None."""
     if size < 4:
         raise ProtoError(f"{size} bytes is too short to be ORC")
     n = min(size, TAIL_GUESS)
-    tail = file.read_at(n, size - n)
+    tail = read_at(n, size - n)
     whole = tail if len(tail) == size else None
     ps = parse_postscript(tail, size)
-    if not ps.magic_at_end and not starts_like_orc(file):
+    if not ps.magic_at_end and not starts_like_orc(read_at):
         raise ProtoError("no ORC magic at the end of the postscript nor at the start of the file")
     needed = ps.tail_length
     if needed > len(tail):
-        tail = file.read_at(needed, size - needed)
+        tail = read_at(needed, size - needed)
     return footer_from_tail(tail, ps, _DECOMPRESSORS), whole
 
 
@@ -75,8 +77,8 @@ def footer_through_pyarrow(file) -> Footer:
     return parse_file_tail(paorc.ORCFile(file).reader.serialized_file_tail())
 
 
-def starts_like_orc(file) -> bool:
-    return file.read_at(3, 0) == ORC_MAGIC
+def starts_like_orc(read_at: Callable[[int, int], bytes]) -> bool:
+    return read_at(3, 0) == ORC_MAGIC
 
 
 def unreadable_reason(exc: Exception) -> str:
@@ -111,18 +113,23 @@ def read_footer_and_bytes(loc: Location, rel: str, size: int, flush_side: str | 
                 return FileFacts(rel, size, error=f"flush length {committed} is beyond the "
                                  f"file's {size} bytes", flush_committed=committed), None
         length = size if committed is None else committed
-        source = open_ranged(loc, rel)
+        # A local file is opened for each read (usually one): a file object would cost more
+        # than the read. A remote one is opened once: each open is a round trip.
+        source = None if loc.is_local else loc.fs.open_input_file(loc.join(rel))
+        read_at = source.read_at if source is not None else functools.partial(read_range, loc,
+                                                                               rel)
         try:  # not a with statement: its two method calls are a cost paid per file
-            footer, whole = read_tail(source, length)
+            footer, whole = read_tail(read_at, length)
         except UnsupportedCompression:
             footer = None
         except _read_errors():
-            if not starts_like_orc(source):
+            if not starts_like_orc(read_at):
                 return FileFacts(rel, size, error="not an ORC file (it does not start with "
                                  "'ORC')", flush_committed=committed), None
             raise
         finally:
-            source.close()
+            if source is not None:
+                source.close()
         if footer is None:  # a codec only pyarrow's ORC reader decodes
             import pyarrow as pa
 

@@ -235,12 +235,10 @@ def _walk_local(top: str) -> list[PathInfo]:
 
 
 def read_bytes(loc: Location, rel: str = "", limit: int | None = None) -> bytes:
-    path = loc.join(rel)
     try:
-        if loc.is_local and limit is not None and hasattr(os, "pread"):
-            # a marker's first bytes: a bare descriptor costs two thirds of a builtin file
-            with _LocalFile(path) as f:
-                return f.read_at(limit, 0)
+        if loc.is_local and limit is not None and _PREAD:
+            return read_range(loc, rel, limit, 0)  # a marker's first bytes
+        path = loc.join(rel)
         if loc.is_local:  # the builtin file is a third of the cost of pyarrow's stream here
             with open(path, "rb", buffering=0) as f:
                 return f.read(limit) if limit is not None else f.readall()
@@ -250,35 +248,23 @@ def read_bytes(loc: Location, rel: str = "", limit: int | None = None) -> bytes:
         raise _translate(exc, loc.url_of(rel)) from None
 
 
-class _LocalFile:
-    """A local file for ranged reads: one ``pread`` a range, no buffering, no seek."""
-
-    __slots__ = ("fd",)
-
-    def __init__(self, path: str):
-        self.fd = os.open(path, os.O_RDONLY)
-
-    def read_at(self, nbytes: int, offset: int) -> bytes:
-        return os.pread(self.fd, nbytes, offset)
-
-    def close(self) -> None:
-        os.close(self.fd)
-
-    def __enter__(self) -> "_LocalFile":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
+_PREAD = hasattr(os, "pread")
 
 
-def open_ranged(loc: Location, rel: str = ""):
-    """A file to read byte ranges of (``read_at(nbytes, offset)``, a context manager). On a local
-    disk a plain descriptor: validate reads thousands of footers, and pyarrow's file object
-    costs more to open than the read itself. Raises OSError."""
+def read_range(loc: Location, rel: str, nbytes: int, offset: int) -> bytes:
+    """Up to ``nbytes`` bytes of a file from ``offset`` (fewer at its end), in one call. On a
+    local disk one ``pread`` on a bare descriptor: validate reads thousands of footers, and a
+    file object costs more to open than such a read. Raises OSError as the filesystem does
+    (a caller reading many files judges each failure)."""
     path = loc.join(rel)
-    if loc.is_local and hasattr(os, "pread"):
-        return _LocalFile(path)
-    return loc.fs.open_input_file(path)
+    if loc.is_local and _PREAD:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            return os.pread(fd, nbytes, offset)
+        finally:
+            os.close(fd)
+    with loc.fs.open_input_file(path) as file:
+        return file.read_at(nbytes, offset)
 
 
 def file_size(loc: Location, rel: str = "") -> int:
