@@ -117,8 +117,9 @@ class _AcidFile(NamedTuple):
     scan: RowFacts | None  # None when the rows were not scanned, or not readable
     operation: tuple[int, int] | None
     original: tuple[int, int] | None
-    bucket: tuple[int, int] | None
     current: tuple[int, int] | None
+    # the distinct bucket property values: exact from a row scan, else the min/max ends
+    buckets: tuple[int, ...]
 
 
 def _acid_file(entry, name: str, rel: str, facts: FileFacts, scan: RowFacts | None
@@ -126,10 +127,16 @@ def _acid_file(entry, name: str, rel: str, facts: FileFacts, scan: RowFacts | No
     op, org, bucket, cur = facts.event_ranges
     if scan is not None and scan.error is not None:
         scan = None
+    if scan is not None:
+        buckets = scan.bucket_values
+    elif bucket is None:
+        buckets = ()
+    else:
+        buckets = bucket if bucket[0] != bucket[1] else bucket[:1]
     # built with tuple.__new__: a NamedTuple's own constructor is Python code, and this runs
     # once per file
     return tuple.__new__(_AcidFile, (entry, rel, _file_name(name), facts.footer, scan, op, org,
-                                     bucket, cur))
+                                     cur, buckets))
 
 
 def _index(p: PartitionFacts) -> _Index:
@@ -550,15 +557,6 @@ def _missing_acid_version(p: PartitionFacts, ctx: Context):
             yield r.finding(p.path(f.rel), "no hive.acid.version in the ORC user metadata")
 
 
-def _bucket_range(f: _AcidFile) -> tuple[int, ...]:
-    """The distinct bucket property values: exact from a row scan, else the min/max ends."""
-    if f.scan is not None:
-        return f.scan.bucket_values
-    if f.bucket is None:
-        return ()
-    return f.bucket if f.bucket[0] != f.bucket[1] else f.bucket[:1]
-
-
 # The bucket properties of a table's files are few (one per bucket and statement): what they
 # decode to is worked out once for each, not once per file.
 
@@ -591,7 +589,7 @@ def _bucket_mismatch(p: PartitionFacts, ctx: Context):
         rel, fn = f.rel, f.file
         if fn.kind != "bucket" or f.footer.rows == 0:
             continue
-        values = _bucket_range(f)
+        values = f.buckets
         problem = _bucket_problem(values, fn.bucket_id) if values else None
         if problem is not None:
             message, details = problem
@@ -621,7 +619,7 @@ def _statement_mismatch(p: PartitionFacts, ctx: Context):
                 continue
         elif f.operation != (0, 0):
             continue
-        stmts = _other_statements(_bucket_range(f), stmt)
+        stmts = _other_statements(f.buckets, stmt)
         if stmts is not None:
             yield r.finding(p.path(f.rel), f"insert events carry statement id "
                             f"{', '.join(map(str, stmts))} in {entry.name} (statement "
