@@ -1,12 +1,14 @@
 """Properties of the selection over random layouts and snapshots."""
 
+import dataclasses
 import random
+from types import MappingProxyType
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acidtool.core.listing import Listing
-from acidtool.core.select import SELECTED, select
+from acidtool.core.listing import UNKNOWN_SIZE, Listing, PathInfo, markers_needed, size_unseen
+from acidtool.core.select import SELECTED, select, with_sizes
 from acidtool.core.snapshot import RangeResponse, ValidTxnList, ValidWriteIdList
 
 EVERYTHING_TXNS = ValidTxnList.everything()
@@ -84,3 +86,57 @@ def test_everything_committed_reads_all_single_statement_deltas(n):
     random.Random(n).shuffle(paths)
     state = select(Listing.from_paths(paths), None, EVERYTHING_TXNS, "4")
     assert list(state.deltas) == [f"delta_{i:07d}_{i:07d}_0000" for i in range(1, n + 1)]
+
+
+@st.composite
+def sized_layouts(draw):
+    """A partition's files with sizes (many empty: Hive skips empty original files), among
+    them ACID-looking directories inside an original directory, and markers."""
+    paths = [p.replace("bucket_00000", draw(st.sampled_from(["bucket_00000", "bucket_00001",
+                                                              "_orc_acid_version"])))
+             for p in draw(layouts())]
+    paths += draw(st.lists(st.sampled_from([
+        "000001_0", "part-0000.orc", "_SUCCESS", "delta_0000003_0000003/bucket_00002",
+        "base_0000009/_metadata_acid", "orig/000000_0", "orig/delta_0000002_0000002/bucket_0",
+        "orig/sub/000000_0", "delta_0000004_0000004/sub/bucket_00000"]), max_size=5))
+    paths = sorted(set(paths))
+    sizes = {p: draw(st.integers(0, 3)) for p in paths}
+    return paths, sizes
+
+
+def _listing(paths, size_of):
+    dirs = {"/".join(p.split("/")[:i]) for p in paths for i in range(1, p.count("/") + 1)}
+    markers = {p: b'{"thisFileVersion":"0","dataFormat":"compacted"}'
+               for p in markers_needed([PathInfo(p) for p in paths], "4")}
+    return Listing(tuple([PathInfo(d, 0, True) for d in sorted(dirs)]
+                         + [PathInfo(p, size_of(p), False) for p in paths]),
+                   MappingProxyType(markers))
+
+
+def _size_unseen_in_partition(path):
+    """What the local walk leaves unsized in a partition's listing (fs._walk_local)."""
+    parts = path.split("/")
+    return len(parts) == 2 and size_unseen(parts[0], None)
+
+
+@settings(max_examples=300)
+@given(sized_layouts(), snapshots(), st.sampled_from(["2", "3", "4"]), st.booleans())
+def test_sizes_put_in_after_selecting_are_what_selecting_with_them_gives(layout, wil, version,
+                                                                        ignore_empty):
+    paths, sizes = layout
+    full = _listing(paths, sizes.get)
+    unsized = _listing(paths, lambda p: UNKNOWN_SIZE if _size_unseen_in_partition(p)
+                       else sizes[p])
+    expected = select(full, wil, EVERYTHING_TXNS, version, ignore_empty_files=ignore_empty)
+    got = select(unsized, wil, EVERYTHING_TXNS, version, ignore_empty_files=ignore_empty)
+    listing, state = with_sizes(unsized, got, sizes)
+    assert listing == full
+    assert _comparable(state) == _comparable(expected)
+    # and the sizes matter: without them, entries would say otherwise
+    if any(s for p, s in sizes.items() if _size_unseen_in_partition(p)):
+        assert _comparable(got) != _comparable(expected)
+
+
+def _comparable(state):
+    """Errors are exceptions, equal only to themselves: compared by type and message."""
+    return dataclasses.replace(state, error=None), type(state.error), str(state.error)

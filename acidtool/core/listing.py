@@ -13,7 +13,26 @@ from types import MappingProxyType
 from typing import Iterable, Mapping, NamedTuple
 
 from .javanum import java_string_key
-from .names import BASE_PREFIX, METADATA_FILE
+from .names import (BASE_PREFIX, DELETE_DELTA_PREFIX, DELTA_PREFIX, METADATA_FILE,
+                    is_partition_component)
+
+# The size of a file listed without one (PathInfo.size). validate learns the size of each file
+# it reads from the open file, and a stat per file costs a tenth of checking a small one; so
+# its local listing leaves out the sizes of files directly inside a base_, delta_ or
+# delete_delta_ directory directly inside a partition (``size_unseen``): the selection never
+# looks at those, and ``select.with_sizes`` puts them in once they are known.
+UNKNOWN_SIZE = -1
+
+
+def size_unseen(directory: str, parent: str | None) -> bool:
+    """Whether the selection never looks at the sizes of the files directly in ``directory``
+    (a name), whose ``parent`` is a ``k=v`` directory or (None) the top of a listing: an ACID
+    directory, in what can only be a partition (not in an original directory, whose empty files
+    Hive skips)."""
+    return directory.startswith(_ACID_PREFIXES) and (parent is None or is_partition_component(parent))
+
+
+_ACID_PREFIXES = (BASE_PREFIX, DELTA_PREFIX, DELETE_DELTA_PREFIX)
 
 
 class PathInfo(NamedTuple):

@@ -47,6 +47,12 @@ def is_hidden(name: str) -> bool:
     return name.startswith(HIDDEN_PREFIXES)
 
 
+def is_partition_component(name: str) -> bool:
+    """A ``key=value`` directory name (key not empty, not hidden): a partition's."""
+    key, sep, _ = name.partition("=")
+    return bool(sep and key) and not is_hidden(name)
+
+
 def _number(parse, text: str, name: str) -> int:
     try:
         return parse(text)

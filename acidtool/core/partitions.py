@@ -12,12 +12,7 @@ from dataclasses import dataclass
 
 from .javanum import java_string_key
 from .listing import PathInfo
-from .names import is_hidden
-
-
-def is_partition_component(name: str) -> bool:
-    key, sep, _ = name.partition("=")
-    return bool(sep and key) and not is_hidden(name)
+from .names import is_hidden, is_partition_component
 
 
 @dataclass(frozen=True)

@@ -12,14 +12,15 @@ and only directories by prefix. Hive 4's recursive "snapshot" listing differs in
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Mapping, NamedTuple
 
 from .errors import (AcidStateError, InvalidMetadataError, MissingTxnListError,
                      NotEnoughHistoryError)
 from .javanum import LONG_MIN, java_string_key
-from .listing import Child, Listing, PathInfo
+from .listing import UNKNOWN_SIZE, Child, Listing, PathInfo
 from .names import (HIDDEN_PREFIXES, METADATA_FILE, NO_STATEMENT, Base, Delta, FileName,
                     is_hidden, parse_dir_name)
 from .snapshot import RangeResponse, ValidTxnList, ValidWriteIdList
@@ -183,6 +184,33 @@ def select(listing: Listing, write_ids: ValidWriteIdList | None = None,
         return _select(work, children)
     except AcidStateError as error:
         return AcidState(version, error=error, entries=tuple(_entries_on_error(work, children, error)))
+
+
+def with_sizes(listing: Listing, state: AcidState, sizes: Mapping[str, int]
+               ) -> tuple[Listing, AcidState]:
+    """``listing`` and its ``state`` (what ``select`` gave for it), with the sizes of the files
+    it lists as UNKNOWN_SIZE taken from ``sizes`` (paths relative to the partition; a file
+    missing there has 0 bytes): what listing the sizes and selecting would have given. Those
+    files are directly inside ACID directories (``listing.size_unseen``), whose file sizes the
+    selection never looks at, so it need not run again."""
+    entries = []
+    new = tuple.__new__
+    for e in state.entries:
+        if e.files:
+            files = _sized(e.files, sizes, e.name + "/")
+            e = new(Entry, (e.name, e.kind, e.status, e.reason, e.is_dir,
+                            sum([f[1] for f in files]), files, e.parsed, e.foreign))
+        entries.append(e)
+    return (Listing(_sized(listing.paths, sizes, ""), listing.markers, listing.root),
+            dataclasses.replace(state, entries=tuple(entries)))
+
+
+def _sized(infos: tuple[PathInfo, ...], sizes: Mapping[str, int], prefix: str
+           ) -> tuple[PathInfo, ...]:
+    new, get = tuple.__new__, sizes.get
+    return tuple([info if info[1] != UNKNOWN_SIZE
+                  else new(PathInfo, (info[0], get(prefix + info[0], 0), False))
+                  for info in infos])
 
 
 def _select(work: _Work, children: list[Child]) -> AcidState:
