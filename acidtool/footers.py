@@ -13,10 +13,11 @@ import sys
 from typing import Callable
 
 from .core.facts import FileFacts, event_ranges
+from .core.listing import UNKNOWN_SIZE
 from .core.orcproto import (DECOMPRESSORS, TAIL_GUESS, Footer, ProtoError,
                             UnsupportedCompression, footer_from_tail, parse_file_tail,
                             parse_postscript, read_varint)
-from .fs import Location, read_bytes, read_range
+from .fs import Location, read_bytes, read_end, read_range, size_if_any
 
 ORC_MAGIC = b"ORC"
 
@@ -52,13 +53,16 @@ def read_footer_at(file, size: int) -> Footer:
     return read_tail(file.read_at, size)[0]
 
 
-def read_tail(read_at: Callable[[int, int], bytes], size: int) -> tuple[Footer, bytes | None]:
+def read_tail(read_at: Callable[[int, int], bytes], size: int, tail: bytes | None = None
+              ) -> tuple[Footer, bytes | None]:
     """``read_footer_at`` through ``read_at(nbytes, offset)``, and the file's ``size`` bytes
-    when that one read held all of them (a file no larger than the read), else None."""
+    when that one read held all of them (a file no larger than the read), else None. ``tail``:
+    the last ``TAIL_GUESS`` bytes (or all), where they were read already."""
     if size < 4:
         raise ProtoError(f"{size} bytes is too short to be ORC")
-    n = min(size, TAIL_GUESS)
-    tail = read_at(n, size - n)
+    if tail is None:
+        n = min(size, TAIL_GUESS)
+        tail = read_at(n, size - n)
     whole = tail if len(tail) == size else None
     ps = parse_postscript(tail, size)
     if not ps.magic_at_end and not starts_like_orc(read_at):
@@ -98,8 +102,18 @@ def read_footer(loc: Location, rel: str, size: int, flush_side: str | None) -> F
 def read_footer_and_bytes(loc: Location, rel: str, size: int, flush_side: str | None
                           ) -> tuple[FileFacts, bytes | None]:
     """``read_footer``, and the file's readable bytes where its one read held them all (a file
-    of up to 16 KiB): reading its rows then needs no second read."""
-    committed = whole = None
+    of up to 16 KiB): reading its rows then needs no second read.
+
+    ``size`` may be UNKNOWN_SIZE (a file listed without one): it is learnt when the file is
+    opened, and the facts carry it (0 for a file that cannot be opened nor stat'ed)."""
+    committed = whole = tail = None
+    if size == UNKNOWN_SIZE:
+        try:  # one open learns the size and reads the tail (unless a flush length says where)
+            size, tail = read_end(loc, rel, TAIL_GUESS if flush_side is None else 0)
+        except _read_errors() as exc:
+            return FileFacts(rel, size_if_any(loc, rel), error=unreadable_reason(exc)), None
+        if flush_side is not None:
+            tail = None
     if size == 0:
         return FileFacts(rel, size, error="empty file (0 bytes), not ORC"), None
     try:
@@ -119,7 +133,7 @@ def read_footer_and_bytes(loc: Location, rel: str, size: int, flush_side: str | 
         read_at = source.read_at if source is not None else functools.partial(read_range, loc,
                                                                                rel)
         try:  # not a with statement: its two method calls are a cost paid per file
-            footer, whole = read_tail(read_at, length)
+            footer, whole = read_tail(read_at, length, tail)
         except UnsupportedCompression:
             footer = None
         except _read_errors():

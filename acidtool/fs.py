@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
-from .core.listing import PathInfo
+from .core.listing import UNKNOWN_SIZE, PathInfo, size_unseen
 from .errors import DependencyError, PathError, UsageError
 
 if TYPE_CHECKING:
@@ -157,11 +157,13 @@ def require_dir(loc: Location) -> None:
         raise PathError(f"{loc.url}: is a file, not a table or partition directory")
 
 
-def list_tree(loc: Location) -> list[PathInfo]:
-    """Everything below ``loc`` in one recursive listing call, paths relative to it."""
+def list_tree(loc: Location, *, sizes: bool = True) -> list[PathInfo]:
+    """Everything below ``loc`` in one recursive listing call, paths relative to it. Without
+    ``sizes``, a local listing leaves out (UNKNOWN_SIZE) the sizes the selection never looks
+    at (``core.listing.size_unseen``): for a caller that reads those files and learns them."""
     if loc.is_local:
         try:
-            return _walk_local(loc.path)
+            return _walk_local(loc.path, sizes)
         except OSError as exc:  # name the directory that failed, which may be below loc
             top = loc.path.rstrip("/") + "/"
             failed = exc.filename if isinstance(exc.filename, str) else ""
@@ -190,11 +192,13 @@ def list_tree(loc: Location) -> list[PathInfo]:
     return out
 
 
-def _walk_local(top: str) -> list[PathInfo]:
+def _walk_local(top: str, sizes: bool = True) -> list[PathInfo]:
     """A local directory tree as pyarrow's recursive listing gives it (symbolic links followed,
     broken ones left out), read with ``os.scandir``: directory entries say what they are
     without a stat call, so only files are stat'ed, for their size. A tenth faster than
     pyarrow's listing plus turning its FileInfo objects into paths (benchmarks/bench_ls.py).
+    Without ``sizes``, regular files whose sizes the selection never looks at are not stat'ed
+    either (symbolic links still are, to leave out broken ones).
 
     A link to a directory the walk is already inside (``up -> ..``) is listed but not entered
     again, where pyarrow's listing goes round until the system refuses the path: each
@@ -213,9 +217,16 @@ def _walk_local(top: str) -> list[PathInfo]:
             if not rel:
                 raise
             continue  # removed since its parent was read (a cleaner at work): gone
+        unseen = False
+        if not sizes and rel:
+            names = rel[:-1].rsplit("/", 2)
+            unseen = size_unseen(names[-1], names[-2] if len(names) > 1 else None)
         with entries:
             for entry in entries:
                 path = rel + entry.name
+                if unseen and entry.is_file(follow_symlinks=False):
+                    append(new(PathInfo, (path, UNKNOWN_SIZE, False)))
+                    continue
                 if entry.is_dir():
                     append(new(PathInfo, (path, 0, True)))
                     inside = above
@@ -265,6 +276,35 @@ def read_range(loc: Location, rel: str, nbytes: int, offset: int) -> bytes:
             os.close(fd)
     with loc.fs.open_input_file(path) as file:
         return file.read_at(nbytes, offset)
+
+
+def read_end(loc: Location, rel: str, nbytes: int) -> tuple[int, bytes]:
+    """A file's size and its last ``nbytes`` bytes (all of them in a smaller file), from one
+    open: for a file listed without its size. Raises OSError as the filesystem does."""
+    path = loc.join(rel)
+    if loc.is_local and _PREAD:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            size = os.lseek(fd, 0, os.SEEK_END)
+            n = min(size, nbytes)
+            return size, os.pread(fd, n, size - n)
+        finally:
+            os.close(fd)
+    with loc.fs.open_input_file(path) as file:
+        size = file.size()
+        n = min(size, nbytes)
+        return size, file.read_at(n, size - n)
+
+
+def size_if_any(loc: Location, rel: str) -> int:
+    """A file's size, or 0 where it cannot be had (gone since it was listed): for the facts of
+    a file that could not be read."""
+    try:
+        if loc.is_local:
+            return os.stat(loc.join(rel)).st_size
+        return loc.fs.get_file_info(loc.join(rel)).size or 0
+    except OSError:
+        return 0
 
 
 def file_size(loc: Location, rel: str = "") -> int:

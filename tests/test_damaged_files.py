@@ -193,3 +193,37 @@ def test_string_values_that_are_not_utf8_print_as_java_decodes_them(tmp_path):
         '{"s":"plain","m":[{"_key":"k","_value":2}]}']
     out = run("read", tmp_path / "t")
     assert out.code == 0 and "q\ufffdq\ufffd" in out.out, out.err
+
+
+def _facts_key(facts):
+    footer = facts.footer
+    return (facts.path, facts.size, facts.error, facts.flush_committed, facts.event_ranges,
+            footer and (footer.rows, footer.metadata, footer.schema.types, footer.stripe_count))
+
+
+@pytest.mark.parametrize("seed", range(0, 150, 5))
+def test_a_file_listed_without_its_size_has_the_facts_of_one_listed_with_it(tmp_path, seed):
+    """validate's local listing leaves out the sizes of files in ACID directories, and the
+    read learns them: the facts must be the same (damaged files included)."""
+    from acidtool.core.listing import UNKNOWN_SIZE
+    from acidtool.footers import read_footer_and_bytes
+    from acidtool.fs import resolve
+
+    rng = random.Random(seed)
+    seed_file = rng.choice(_seed_files())
+    cases = {"damaged": (_damage(rng, seed_file), None), "empty": (b"", None),
+             "streaming": (seed_file + b"\0" * 40, len(seed_file)),
+             "flushed beyond": (seed_file, len(seed_file) + 1)}
+    loc = resolve(str(tmp_path))
+    for name, (data, flushed) in cases.items():
+        (tmp_path / name).write_bytes(data)
+        side = None
+        if flushed is not None:
+            side = f"{name}_flush_length"
+            (tmp_path / side).write_bytes(flushed.to_bytes(8, "big"))
+        listed = read_footer_and_bytes(loc, name, len(data), side)
+        unlisted = read_footer_and_bytes(loc, name, UNKNOWN_SIZE, side)
+        assert _facts_key(unlisted[0]) == _facts_key(listed[0]), name
+        assert unlisted[1] == listed[1], name
+    gone = read_footer_and_bytes(loc, "gone", UNKNOWN_SIZE, None)[0]
+    assert gone.size == 0 and "not readable" in gone.error

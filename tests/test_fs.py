@@ -39,6 +39,49 @@ def test_walk_equals_pyarrows_listing(tmp_path):
     assert ("linked_dir/sub/f", 5, False) in mine and ("empty_dir", 0, True) in mine
 
 
+@pytest.mark.parametrize("rel, unseen", [
+    ("delta_0000001_0000001_0000/bucket_00000", True),  # in an ACID directory of the top
+    ("delta_0000001_0000001_0000/_orc_acid_version", True),
+    ("base_0000005/bucket_00000", True),
+    ("delete_delta_0000002_0000002/bucket_00000", True),
+    ("ds=1/hr=2/delta_0000002_0000002_0000/bucket_00000", True),  # of a partition
+    ("delta_0000001_0000001_0000/sub/bucket_00000", False),  # nested in one
+    ("orig/delta_0000003_0000003/bucket_00000", False),  # in an original directory
+    ("ds=1/orig/delta_0000003_0000003/bucket_00000", False),
+    ("_hidden=1/delta_0000004_0000004/bucket_00000", False),  # not a partition's
+    ("000000_0", False),
+    ("delta_x/bucket_00000", True),  # unparsable: Hive fails, sizes do not matter
+])
+def test_a_walk_without_sizes_leaves_out_only_those_the_selection_never_reads(tmp_path, rel,
+                                                                            unseen):
+    from acidtool.core.listing import UNKNOWN_SIZE
+
+    root = tmp_path / "t"
+    (root / rel).parent.mkdir(parents=True)
+    (root / rel).write_bytes(b"1234")
+    sized = {p.path: p for p in list_tree(resolve(str(root)))}
+    unsized = {p.path: p for p in list_tree(resolve(str(root)), sizes=False)}
+    assert sized.keys() == unsized.keys() and sized[rel].size == 4
+    assert unsized[rel].size == (UNKNOWN_SIZE if unseen else 4)
+    assert {p: i for p, i in unsized.items() if p != rel} == \
+        {p: i for p, i in sized.items() if p != rel}
+
+
+def test_a_walk_without_sizes_still_stats_links_and_special_files(tmp_path):
+    """A broken link is left out and a link's size is its target's, as with sizes; a FIFO is
+    stat'ed (a reader that opened it to learn its size would wait forever)."""
+    delta = tmp_path / "t" / "delta_0000001_0000001_0000"
+    delta.mkdir(parents=True)
+    (tmp_path / "target").write_bytes(b"12345")
+    os.symlink(tmp_path / "target", delta / "bucket_00000")
+    os.symlink(tmp_path / "nowhere", delta / "bucket_00001")
+    os.mkfifo(delta / "bucket_00002")
+    listing = sorted(tuple(p) for p in list_tree(resolve(str(tmp_path / "t")), sizes=False))
+    assert listing == [("delta_0000001_0000001_0000", 0, True),
+                       ("delta_0000001_0000001_0000/bucket_00000", 5, False),
+                       ("delta_0000001_0000001_0000/bucket_00002", 0, False)]
+
+
 def test_a_link_back_up_the_tree_is_listed_but_not_entered(tmp_path):
     """pyarrow's listing goes round a link loop until the system refuses the path (with an
     error as long as the path); the walk lists the link and does not enter it again.
