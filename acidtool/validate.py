@@ -22,15 +22,15 @@ from typing import Callable, Sequence
 
 from ._gc import paused_gc
 from .core.facts import Context, PartitionFacts, TableFacts, Thresholds
-from .core.listing import Listing, markers_needed
+from .core.listing import UNKNOWN_SIZE, Listing, markers_needed
 from .core.names import ACID_VERSION_FILE, FLUSH_LENGTH_SUFFIX
 from .core.partitions import (PartitionListing, discover_tables, is_partition_component,
                               split_partitions)
 from .core.rules import (REGISTRY, SEVERITIES, Finding, add_gathered, check_partitions,
                           check_table, data_file_names, run_rules)
-from .core.select import select
+from .core.select import select, with_sizes
 from .errors import PathError, UsageError
-from .fs import Location, kind_of, list_tree, read_bytes, require_dir, resolve
+from .fs import Location, kind_of, list_tree, read_bytes, require_dir, resolve, size_if_any
 from .footers import read_footer_and_bytes
 from .snapshot_options import Snapshot, make_snapshot
 
@@ -137,14 +137,42 @@ class _Pending:
     state: object
     todo: list
     markers: list[str]
+    sized: bool  # False: the listing left out sizes that reading the files learns
     files: dict = field(default_factory=dict)
     rows: dict = field(default_factory=dict)
     acid_markers: dict = field(default_factory=dict)
 
     def facts(self) -> PartitionFacts:
-        return PartitionFacts(self.loc.url, self.name, self.listing, self.state,
+        listing, state = self.listing, self.state
+        if not self.sized:
+            listing, state = with_sizes(listing, state, self._sizes())
+        return PartitionFacts(self.loc.url, self.name, listing, state,
                               MappingProxyType(self.acid_markers), MappingProxyType(self.files),
                               MappingProxyType(self.rows))
+
+    def _sizes(self) -> dict[str, int]:
+        """The sizes of the files listed without one: as their reads found them, else (a
+        marker read whole) its length, else a stat."""
+        sizes = {rel: facts.size for rel, facts in self.files.items()}
+        for rel, content in self.acid_markers.items():
+            if len(content) < MARKER_BYTES:
+                sizes[rel] = len(content)
+        for rel, content in self.listing.markers.items():
+            sizes[rel] = len(content)
+        for info in self.listing.paths:
+            if info[1] == UNKNOWN_SIZE and info[0] not in sizes:
+                sizes[info[0]] = size_if_any(self.loc, info[0])
+        return sizes
+
+
+MARKER_BYTES = 16  # what is read of an _orc_acid_version marker (it holds one digit)
+
+
+def _sizes_listed(loc: Location, opts: ValidateOptions) -> bool:
+    """Whether a listing for validation states every size. Not at --level metadata or rows on
+    a local disk: there the sizes of the files in ACID directories are learnt as they are read
+    (a stat per file costs a tenth of checking a small one). Remote listings state them all."""
+    return opts.level == "names" or not loc.is_local
 
 
 def _plan(loc: Location, part: PartitionListing, opts: ValidateOptions) -> _Pending:
@@ -156,7 +184,8 @@ def _plan(loc: Location, part: PartitionListing, opts: ValidateOptions) -> _Pend
     todo, acid_markers = [], []
     if opts.level != "names":
         todo, acid_markers = _files_to_read(listing, state, snap.hive_version)
-    return _Pending(ploc, part.name, listing, state, todo, acid_markers)
+    return _Pending(ploc, part.name, listing, state, todo, acid_markers,
+                    _sizes_listed(loc, opts))
 
 
 # How many threads read footers. A remote store is latency bound: ``--jobs`` threads keep its
@@ -215,8 +244,8 @@ def _read_all(pending: list[_Pending], opts: ValidateOptions, pool: ThreadPoolEx
             pass
     markers = [(p, rel) for p in pending for rel in p.markers]
     mapper = pool.map if threads > 1 else map
-    for (p, rel), content in zip(markers, mapper(lambda m: read_bytes(m[0].loc, m[1], 16),
-                                                 markers)):
+    for (p, rel), content in zip(markers, mapper(lambda m: read_bytes(m[0].loc, m[1],
+                                                                      MARKER_BYTES), markers)):
         p.acid_markers[rel] = content
 
 
@@ -252,7 +281,7 @@ def _validate_path(loc: Location, opts: ValidateOptions, ctx: Context, codes: li
             _in_processes(top, work, processes, 1, progress, report, ctx, codes,
                           "top-level partition directories")
             return
-    tree = list_tree(loc)
+    tree = list_tree(loc, sizes=_sizes_listed(loc, opts))
     if opts.recursive:
         tables = [(t.root, list(t.partitions), []) for t in discover_tables(tree)]
     else:
@@ -330,7 +359,7 @@ def _check_subtrees(loc: Location, names: list[str], opts: ValidateOptions, ctx:
     pending = []
     for name in names:
         try:
-            tree = list_tree(loc.child(name))
+            tree = list_tree(loc.child(name), sizes=_sizes_listed(loc, opts))
         except PathError:
             if kind_of(loc.child(name)) != "missing":
                 raise

@@ -373,10 +373,10 @@ def test_a_failure_in_a_worker_process_is_one_line(tmp_path, monkeypatch):
     monkeypatch.setattr(V, "_cpus", lambda: 4)
     real = V.list_tree
 
-    def list_tree(loc):
+    def list_tree(loc, **options):
         if loc.url.endswith("ds=04"):
             raise PathError(f"{loc.url}: permission denied")
-        return real(loc)
+        return real(loc, **options)
 
     monkeypatch.setattr(V, "list_tree", list_tree)
     result = run("validate", table, "--jobs", "4")
@@ -531,3 +531,60 @@ def test_a_remote_table_of_many_partitions_is_checked_share_by_share(monkeypatch
     assert {f.code for f in whole.findings} == {"ACID001", "ACID019"}
     assert many.findings == whole.findings
     assert (many.partitions, many.files) == (whole.partitions, whole.files) == (18, 20)
+
+
+def _sizes_matter_table(root):
+    """Files whose sizes validate learns by reading them, and others it stats: a base small
+    next to its deltas (ACID024 judges by size), a streaming file, an empty and a damaged
+    file, an obsolete delta (not read), markers (one too long to be read whole), a file in a
+    directory nested in a delta, and original data in an ACID-looking directory."""
+    big = acid(events(2, n=400))
+    return build(root, {
+        "base_0000001/bucket_00000": acid(events(1)),
+        "base_0000001/_metadata_acid": b'{"thisFileVersion":"0","dataFormat":"compacted"}',
+        **delta("delta_0000001_0000001_0000"),  # obsolete: below the base
+        **delta("delta_0000002_0000002_0000", big),
+        "delta_0000002_0000002_0000/bucket_00001": b"",
+        "delta_0000002_0000002_0000/bucket_00002": b"ORC" + b"\0" * 30,
+        "delta_0000002_0000002_0000/sub/bucket_00000": acid(events(2)),
+        "delta_0000003_0000003_0000/bucket_00000": acid(events(3)) + b"\0" * 50,
+        "delta_0000003_0000003_0000/bucket_00000_flush_length":
+            len(acid(events(3))).to_bytes(8, "big"),
+        "delta_0000003_0000003_0000/_orc_acid_version": b"2" + b" " * 40,
+        "orig/delta_0000004_0000004/000000_0": b"",
+    })
+
+
+@pytest.mark.parametrize("level, hive", [("metadata", "4"), ("metadata", "3"),
+                                         ("metadata", "2"), ("rows", "4")])
+def test_sizes_learnt_by_reading_are_the_sizes_a_listing_states(tmp_path, monkeypatch, level,
+                                                                 hive):
+    from acidtool import validate as V
+    from acidtool.core.listing import UNKNOWN_SIZE
+    from acidtool.fs import resolve
+    from acidtool.snapshot_options import make_snapshot
+
+    table = _sizes_matter_table(tmp_path / "t")
+    opts = V.ValidateOptions(level=level, jobs=1, snapshot=make_snapshot(hive_version=hive))
+    checked = []
+    real = V.run_rules
+    monkeypatch.setattr(V, "run_rules",
+                        lambda table, *a: checked.extend(table.partitions) or real(table, *a))
+    learnt = V.validate([str(table)], opts)
+    facts = checked[:]
+    assert len(facts) == 1 and facts[0].files
+    assert not any(f.size == UNKNOWN_SIZE for p in facts for f in p.listing.paths)
+    monkeypatch.setattr(V, "_sizes_listed", lambda loc, opts: True)
+    checked.clear()
+    listed = V.validate([str(table)], opts)
+    assert learnt.findings == listed.findings
+    assert [(p.listing, p.state.entries, p.files.keys()) for p in facts] == \
+        [(p.listing, p.state.entries, p.files.keys()) for p in checked]
+    assert [f.size for p in facts for f in p.files.values()] == \
+        [f.size for p in checked for f in p.files.values()]
+    if hive != "2":  # the base's size is what ACID024 judges the deltas by
+        assert any(f.code == "ACID024" and "of the base" in f.message for f in listed.findings)
+    unsized = {p.path for p in V.list_tree(resolve(str(table)), sizes=False)
+               if p.size == UNKNOWN_SIZE}
+    assert "delta_0000002_0000002_0000/bucket_00000" in unsized
+    assert "orig/delta_0000004_0000004/000000_0" not in unsized
