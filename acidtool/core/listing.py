@@ -29,7 +29,8 @@ def size_unseen(directory: str, parent: str | None) -> bool:
     (a name), whose ``parent`` is a ``k=v`` directory or (None) the top of a listing: an ACID
     directory, in what can only be a partition (not in an original directory, whose empty files
     Hive skips)."""
-    return directory.startswith(_ACID_PREFIXES) and (parent is None or is_partition_component(parent))
+    return directory.startswith(_ACID_PREFIXES) and (parent is None
+                                                     or is_partition_component(parent))
 
 
 _ACID_PREFIXES = (BASE_PREFIX, DELTA_PREFIX, DELETE_DELTA_PREFIX)
