@@ -143,10 +143,8 @@ class _Pending:
     acid_markers: dict = field(default_factory=dict)
 
     def facts(self) -> PartitionFacts:
-        listing, state = self.listing, self.state
-        if not self.sized:
-            listing, state = with_sizes(listing, state, self._sizes())
-        return PartitionFacts(self.loc.url, self.name, listing, state,
+        state = self.state if self.sized else with_sizes(self.state, self._sizes())
+        return PartitionFacts(self.loc.url, self.name, state,
                               MappingProxyType(self.acid_markers), MappingProxyType(self.files),
                               MappingProxyType(self.rows))
 

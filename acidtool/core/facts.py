@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping, NamedTuple
 
-from .listing import Listing
 from .orcproto import Footer
 from .select import AcidState
 
@@ -103,8 +102,7 @@ def url_of(url: str, rel: str = "") -> str:
 class PartitionFacts:
     url: str  # the partition directory, as findings name it
     partition: str  # "" or "ds=1"
-    listing: Listing
-    state: AcidState
+    state: AcidState  # its entries hold every listed path, with its size
     markers: Mapping[str, bytes] = field(default_factory=dict)  # "<dir>/_orc_acid_version"
     files: Mapping[str, FileFacts] = field(default_factory=dict)
     rows: Mapping[str, RowFacts] = field(default_factory=dict)

@@ -186,31 +186,24 @@ def select(listing: Listing, write_ids: ValidWriteIdList | None = None,
         return AcidState(version, error=error, entries=tuple(_entries_on_error(work, children, error)))
 
 
-def with_sizes(listing: Listing, state: AcidState, sizes: Mapping[str, int]
-               ) -> tuple[Listing, AcidState]:
-    """``listing`` and its ``state`` (what ``select`` gave for it), with the sizes of the files
-    it lists as UNKNOWN_SIZE taken from ``sizes`` (paths relative to the partition; a file
-    missing there has 0 bytes): what listing the sizes and selecting would have given. Those
-    files are directly inside ACID directories (``listing.size_unseen``), whose file sizes the
-    selection never looks at, so it need not run again."""
+def with_sizes(state: AcidState, sizes: Mapping[str, int]) -> AcidState:
+    """What ``select`` gave for a listing with files of UNKNOWN_SIZE, with their sizes taken
+    from ``sizes`` (paths relative to the partition; a file missing there has 0 bytes): what
+    listing the sizes and selecting would have given. Those files are directly inside ACID
+    directories (``listing.size_unseen``), whose file sizes the selection never looks at, so
+    it need not run again."""
     entries = []
-    new = tuple.__new__
+    new, get = tuple.__new__, sizes.get
     for e in state.entries:
         if e.files:
-            files = _sized(e.files, sizes, e.name + "/")
+            prefix = e.name + "/"
+            files = tuple([f if f[1] != UNKNOWN_SIZE
+                           else new(PathInfo, (f[0], get(prefix + f[0], 0), False))
+                           for f in e.files])
             e = new(Entry, (e.name, e.kind, e.status, e.reason, e.is_dir,
                             sum([f[1] for f in files]), files, e.parsed, e.foreign))
         entries.append(e)
-    return (Listing(_sized(listing.paths, sizes, ""), listing.markers, listing.root),
-            dataclasses.replace(state, entries=tuple(entries)))
-
-
-def _sized(infos: tuple[PathInfo, ...], sizes: Mapping[str, int], prefix: str
-           ) -> tuple[PathInfo, ...]:
-    new, get = tuple.__new__, sizes.get
-    return tuple([info if info[1] != UNKNOWN_SIZE
-                  else new(PathInfo, (info[0], get(prefix + info[0], 0), False))
-                  for info in infos])
+    return dataclasses.replace(state, entries=tuple(entries))
 
 
 def _select(work: _Work, children: list[Child]) -> AcidState:
