@@ -8,11 +8,11 @@ remote file): checking a local table's names and footers does not pay for import
 from __future__ import annotations
 
 import functools
-import struct
 import sys
 from typing import Callable
 
 from .core.facts import FileFacts, event_ranges
+from .core.flush import flush_lengths
 from .core.listing import UNKNOWN_SIZE
 from .core.orcproto import (DECOMPRESSORS, TAIL_GUESS, Footer, ProtoError,
                             UnsupportedCompression, footer_from_tail, parse_file_tail,
@@ -118,11 +118,10 @@ def read_footer_and_bytes(loc: Location, rel: str, size: int, flush_side: str | 
         return FileFacts(rel, size, error="empty file (0 bytes), not ORC"), None
     try:
         if flush_side is not None:
-            data = read_bytes(loc, flush_side)
-            if len(data) < 8 or len(data) % 8:
-                return FileFacts(rel, size, error=f"{flush_side} is not readable "
-                                 f"({len(data)} bytes)"), None
-            committed = struct.unpack_from(">q", data, len(data) - 8)[0]
+            try:
+                committed = flush_lengths(read_bytes(loc, flush_side))[-1]
+            except ValueError as exc:  # (an unreadable side file is an OSError)
+                return FileFacts(rel, size, error=f"{flush_side}: flush-length file {exc}"), None
             if committed > size:
                 return FileFacts(rel, size, error=f"flush length {committed} is beyond the "
                                  f"file's {size} bytes", flush_committed=committed), None

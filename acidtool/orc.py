@@ -9,7 +9,6 @@ file.
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass, field
 from typing import Iterator
 
@@ -17,6 +16,7 @@ import pyarrow as pa
 import pyarrow.orc as paorc
 
 from .core.facts import ACID_NAMES
+from .core.flush import flush_lengths
 from .core.names import FLUSH_LENGTH_SUFFIX
 from .core.orcproto import Footer, ProtoError, parse_file_tail
 from .errors import OrcReadError
@@ -40,15 +40,11 @@ class FlushLength:
 
 
 def parse_flush_lengths(data: bytes, path: str) -> FlushLength:
-    """Big-endian 8-byte longs, the last one counts. Hive reads longs while bytes remain, so a
-    trailing partial long fails; a file with no long at all is "found but not readable"."""
-    if len(data) < 8:
-        raise OrcReadError(f"{path}: flush-length file found but is not readable "
-                           f"({len(data)} bytes, no committed length)")
-    if len(data) % 8:
-        raise OrcReadError(f"{path}: flush-length file ends in a partial length "
-                           f"({len(data)} bytes is not a multiple of 8)")
-    return FlushLength(path, struct.unpack(f">{len(data) // 8}q", data))
+    """The side file's lengths (``core.flush``); OrcReadError where it has none to read."""
+    try:
+        return FlushLength(path, flush_lengths(data))
+    except ValueError as exc:
+        raise OrcReadError(f"{path}: flush-length file {exc}") from None
 
 
 @dataclass

@@ -103,6 +103,8 @@ CASES = [
     Case("ACID006", "flush length beyond the file", lambda: {**valid(),
          f"{D2}/bucket_00000_flush_length": (10**6).to_bytes(8, "big")},
          [f"{D2}/bucket_00000"]),
+    Case("ACID006", "flush-length file ending in a partial length", lambda: {**valid(),
+         f"{D2}/bucket_00000_flush_length": b"\0" * 12}, [f"{D2}/bucket_00000"]),
     Case("ACID006", "a stripe damaged behind a sound footer, at rows level", lambda: {
          **valid(), f"{D2}/bucket_00000": with_damaged_stripe(acid(events(2, n=3000)))},
          [f"{D2}/bucket_00000"], ["--level", "rows"]),
