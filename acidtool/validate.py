@@ -173,17 +173,32 @@ def _sizes_listed(loc: Location, opts: ValidateOptions) -> bool:
     return opts.level == "names" or not loc.is_local
 
 
-def _plan(loc: Location, part: PartitionListing, opts: ValidateOptions) -> _Pending:
+def _plan_all(loc: Location, parts: list[PartitionListing], opts: ValidateOptions,
+              pool: ThreadPoolExecutor | None = None) -> list[_Pending]:
+    """The partitions ``parts`` of the table at ``loc``, selected and with what to read. The
+    markers the selections read (a base's ``_metadata_acid``) are read first, on ``pool``'s
+    threads where one is given (a remote store: a round trip each, overlapping)."""
+    locs = [loc.child(part.name) if part.name else loc for part in parts]
+    wanted = [(i, rel) for i, part in enumerate(parts)
+              for rel in markers_needed(part.paths, opts.snapshot.hive_version)]
+    markers: list[dict[str, bytes]] = [{} for _ in parts]
+    mapper = pool.map if pool is not None and len(wanted) > 1 else map
+    for (i, rel), content in zip(wanted, mapper(lambda w: read_bytes(locs[w[0]], w[1]),
+                                                wanted)):
+        markers[i][rel] = content
+    return [_plan(ploc, part, markers[i], opts) for i, (ploc, part) in enumerate(zip(locs, parts))]
+
+
+def _plan(ploc: Location, part: PartitionListing, markers: dict[str, bytes],
+          opts: ValidateOptions) -> _Pending:
     snap = opts.snapshot
-    ploc = loc.child(part.name) if part.name else loc
-    markers = {rel: read_bytes(ploc, rel) for rel in markers_needed(part.paths, snap.hive_version)}
     listing = Listing(part.paths, MappingProxyType(markers), root=ploc.url)
     state = select(listing, snap.write_ids, snap.txns, snap.hive_version)
     todo, acid_markers = [], []
     if opts.level != "names":
         todo, acid_markers = _files_to_read(listing, state, snap.hive_version)
     return _Pending(ploc, part.name, listing, state, todo, acid_markers,
-                    _sizes_listed(loc, opts))
+                    _sizes_listed(ploc, opts))
 
 
 # How many threads read footers. A remote store is latency bound: ``--jobs`` threads keep its
@@ -294,8 +309,9 @@ def _validate_path(loc: Location, opts: ValidateOptions, ctx: Context, codes: li
         _in_processes(units, work, processes, len(tables), progress, report, ctx, codes,
                       "partitions")
         return
+    threads = pool if not loc.is_local else None
     planned = [(loc.child(root) if root else loc,
-                [_plan(loc.child(root) if root else loc, part, opts) for part in parts], stray)
+                _plan_all(loc.child(root) if root else loc, parts, opts, threads), stray)
                for root, parts, stray in tables]
     _read_all([p for _, ps, _ in planned for p in ps], opts, pool, progress,
               remote=not loc.is_local)
@@ -354,7 +370,7 @@ def _check_subtrees(loc: Location, names: list[str], opts: ValidateOptions, ctx:
                     codes: list[str]) -> _Checked:
     """The partitions at and below the top-level partition directories ``names`` of one
     table, listed here."""
-    pending = []
+    parts = []
     for name in names:
         try:
             tree = list_tree(loc.child(name), sizes=_sizes_listed(loc, opts))
@@ -363,11 +379,10 @@ def _check_subtrees(loc: Location, names: list[str], opts: ValidateOptions, ctx:
                 raise
             continue  # removed since the table was listed (a cleaner at work), as in list_tree
         # A partition directory's listing splits as the whole table's would below it.
-        parts, _ = split_partitions(tree)
-        for part in parts:
-            full = f"{name}/{part.name}" if part.name else name
-            pending.append(_plan(loc, PartitionListing(full, part.paths), opts))
-    return [(0, *_check_pending(pending, opts, ctx, codes))]
+        parts.extend(PartitionListing(f"{name}/{part.name}" if part.name else name, part.paths)
+                     for part in split_partitions(tree)[0])
+    with ThreadPoolExecutor(max_workers=opts.jobs) as pool:  # threads only if reads wait
+        return [(0, *_check_pending(_plan_all(loc, parts, opts), opts, ctx, codes, pool))]
 
 
 def _check_listed(loc: Location, roots: list[str], units: list[tuple[int, PartitionListing]],
@@ -379,18 +394,18 @@ def _check_listed(loc: Location, roots: list[str], units: list[tuple[int, Partit
     for index, part in units:
         by_table.setdefault(index, []).append(part)
     out = []
-    for index, parts in by_table.items():
-        tloc = loc.child(roots[index]) if roots[index] else loc
-        pending = [_plan(tloc, part, opts) for part in parts]
-        out.append((index, *_check_pending(pending, opts, ctx, codes, remote)))
+    with ThreadPoolExecutor(max_workers=opts.jobs) as pool:  # threads only if reads wait
+        for index, parts in by_table.items():
+            tloc = loc.child(roots[index]) if roots[index] else loc
+            pending = _plan_all(tloc, parts, opts, pool if remote else None)
+            out.append((index, *_check_pending(pending, opts, ctx, codes, pool, remote)))
     return out
 
 
 def _check_pending(pending: list[_Pending], opts: ValidateOptions, ctx: Context,
-                   codes: list[str], remote: bool = False
+                   codes: list[str], pool: ThreadPoolExecutor, remote: bool = False
                    ) -> tuple[list[Finding], dict[str, list], int, int]:
-    with ThreadPoolExecutor(max_workers=opts.jobs) as pool:  # threads only if reads wait
-        _read_all(pending, opts, pool, False, remote=remote)
+    _read_all(pending, opts, pool, False, remote=remote)
     found, gathered = check_partitions((p.facts() for p in pending), ctx, codes)
     return found, gathered, len(pending), sum(len(p.files) for p in pending)
 

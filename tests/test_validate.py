@@ -589,3 +589,41 @@ def test_sizes_learnt_by_reading_are_the_sizes_a_listing_states(tmp_path, monkey
                if p.size == UNKNOWN_SIZE}
     assert "delta_0000002_0000002_0000/bucket_00000" in unsized
     assert "orig/delta_0000004_0000004/000000_0" not in unsized
+
+
+@pytest.mark.parametrize("partitions", [3, 18])  # checked whole, and share by share
+def test_a_remote_tables_base_markers_are_read_on_threads(partitions):
+    """The selection reads each base's _metadata_acid before anything else of its partition:
+    on an object store those reads are round trips, and go to --jobs threads together."""
+    import fsspec
+    from fsspec.implementations.memory import MemoryFileSystem
+
+    from acidtool import validate as V
+
+    readers = set()
+
+    class SlowMemory(MemoryFileSystem):
+        protocol = "slowmem"
+
+        @classmethod
+        def _strip_protocol(cls, path):
+            return super()._strip_protocol(path.removeprefix("slowmem://"))
+
+        def _open(self, path, *args, **kwargs):
+            if path.endswith("_metadata_acid"):
+                readers.add(threading.get_ident())
+                time.sleep(0.01)
+            return super()._open(path, *args, **kwargs)
+
+    fsspec.register_implementation("slowmem", SlowMemory, clobber=True)
+    mem = SlowMemory()
+    for i in range(partitions):
+        for rel, data in {"base_0000001/bucket_00000": acid(),
+                          "base_0000001/_metadata_acid":
+                              b'{"thisFileVersion":"0","dataFormat":"compacted"}',
+                          **delta("delta_0000002_0000002_0000", acid(events(2)))}.items():
+            mem.pipe(f"/markers{partitions}/t/ds={i:02d}/{rel}", data)
+    report = V.validate([f"slowmem://markers{partitions}/t"], V.ValidateOptions(jobs=4))
+    assert report.partitions == partitions and not [f for f in report.findings
+                                                    if f.severity == "error"]
+    assert len(readers) > 1
