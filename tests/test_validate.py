@@ -154,9 +154,12 @@ def test_realdata_foreign_files_are_flagged(rel):
 
 
 class _Counting:
-    """An fsspec in-memory filesystem that counts opens and metadata calls per path."""
+    """An fsspec in-memory filesystem that counts opens and metadata calls per path, notes
+    which threads opened each name, and can make opens of some names wait (``delays``)."""
 
     calls: list[tuple[str, str]] = []
+    threads: dict[str, set[int]] = {}
+    delays: dict[str, float] = {}
 
     @classmethod
     def register(cls):
@@ -171,7 +174,10 @@ class _Counting:
                 return super()._strip_protocol(path.removeprefix("countmem://"))
 
             def _open(self, path, *args, **kwargs):
-                cls.calls.append(("open", path.rsplit("/", 1)[-1]))
+                name = path.rsplit("/", 1)[-1]
+                cls.calls.append(("open", name))
+                cls.threads.setdefault(name, set()).add(threading.get_ident())
+                time.sleep(cls.delays.get(name, 0))
                 return super()._open(path, *args, **kwargs)
 
             def info(self, path, **kwargs):
@@ -592,38 +598,21 @@ def test_sizes_learnt_by_reading_are_the_sizes_a_listing_states(tmp_path, monkey
 
 
 @pytest.mark.parametrize("partitions", [3, 18])  # checked whole, and share by share
-def test_a_remote_tables_base_markers_are_read_on_threads(partitions):
+def test_a_remote_tables_base_markers_are_read_on_threads(monkeypatch, partitions):
     """The selection reads each base's _metadata_acid before anything else of its partition:
     on an object store those reads are round trips, and go to --jobs threads together."""
-    import fsspec
-    from fsspec.implementations.memory import MemoryFileSystem
-
     from acidtool import validate as V
 
-    readers = set()
-
-    class SlowMemory(MemoryFileSystem):
-        protocol = "slowmem"
-
-        @classmethod
-        def _strip_protocol(cls, path):
-            return super()._strip_protocol(path.removeprefix("slowmem://"))
-
-        def _open(self, path, *args, **kwargs):
-            if path.endswith("_metadata_acid"):
-                readers.add(threading.get_ident())
-                time.sleep(0.01)
-            return super()._open(path, *args, **kwargs)
-
-    fsspec.register_implementation("slowmem", SlowMemory, clobber=True)
-    mem = SlowMemory()
+    mem = _Counting.register()
+    monkeypatch.setattr(_Counting, "delays", {"_metadata_acid": 0.01})
+    monkeypatch.setattr(_Counting, "threads", {})
     for i in range(partitions):
         for rel, data in {"base_0000001/bucket_00000": acid(),
                           "base_0000001/_metadata_acid":
                               b'{"thisFileVersion":"0","dataFormat":"compacted"}',
                           **delta("delta_0000002_0000002_0000", acid(events(2)))}.items():
             mem.pipe(f"/markers{partitions}/t/ds={i:02d}/{rel}", data)
-    report = V.validate([f"slowmem://markers{partitions}/t"], V.ValidateOptions(jobs=4))
-    assert report.partitions == partitions and not [f for f in report.findings
-                                                    if f.severity == "error"]
-    assert len(readers) > 1
+    report = V.validate([f"countmem://markers{partitions}/t"], V.ValidateOptions(jobs=4))
+    assert report.partitions == partitions
+    assert not [f for f in report.findings if f.severity == "error"]
+    assert len(_Counting.threads["_metadata_acid"]) > 1
