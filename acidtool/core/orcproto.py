@@ -148,7 +148,8 @@ class Footer:
         return self
 
     def check(self) -> Footer:
-        """Fail on a footer that no ORC reader opens and that parses: one without types."""
+        """Fail on a footer that parses but that ORC readers refuse: one without types (the
+        parse already decoded and checked the rest)."""
         if not self.schema.types:
             raise ProtoError("the footer has no types")
         return self
