@@ -10,8 +10,8 @@ def open_table(url: str):
         t = acidtool.open_table("s3://bucket/warehouse/shop.db/orders")
         arrow = t.snapshot(write_ids="shop.orders:41:9223372036854775807::").to_arrow()
 
-    See ``acidtool.read.Table``.
+    See ``acidtool.api.Table``.
     """
-    from .read import open_table as _open
+    from .api import Table
 
-    return _open(url)
+    return Table(url)

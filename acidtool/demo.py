@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .acidwrite import DELETE, INSERT, Event, write_acid_file, write_plain_file
+from .io.acidwrite import DELETE, INSERT, Event, write_acid_file, write_plain_file
 from .core.bucket import encode_v1
 
 ROW = "struct<id:int,item:string,amount:double>"

@@ -22,7 +22,7 @@ import pyarrow.orc as paorc
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from acidtool.convert import ConvertOptions, commit, plan, write_files  # noqa: E402
+from acidtool.commands.convert import ConvertOptions, commit, plan, write_files  # noqa: E402
 
 
 def raw_table(n: int, seed: int) -> pa.Table:
@@ -67,7 +67,7 @@ def main() -> None:
               f"ORC write {plain:.2f} s: RATIO {inproc / plain:.2f}x")
         if args.skip_spark:
             return
-        from acidtool.spark_job import session, spark_writer
+        from acidtool.commands.convert_spark import session, spark_writer
 
         spark = session("local[2]")
         df = spark.read.orc(str(land))

@@ -25,11 +25,11 @@ import pyarrow.fs as pafs
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from acidtool._gc import paused_gc  # noqa: E402
-from acidtool.cli import main as cli_main  # noqa: E402
+from acidtool.cli.main import main as cli_main  # noqa: E402
 from acidtool.core.listing import Listing  # noqa: E402
 from acidtool.core.select import select  # noqa: E402
 from acidtool.core.snapshot import ValidTxnList  # noqa: E402
-from acidtool.fs import list_tree, resolve  # noqa: E402
+from acidtool.io.fs import list_tree, resolve  # noqa: E402
 
 
 def build(root: Path, n: int) -> Path:

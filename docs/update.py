@@ -47,7 +47,7 @@ def render(text: str, cwd: Path) -> str:
 
 def _landing(cwd: Path) -> None:
     """Raw ORC files as a DataX-style loader leaves them, and an empty table, for convert."""
-    from acidtool.acidwrite import write_plain_file
+    from acidtool.io.acidwrite import write_plain_file
 
     (cwd / "landing").mkdir()
     (cwd / "new-table").mkdir()

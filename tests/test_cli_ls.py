@@ -216,7 +216,7 @@ def test_ls_of_a_local_table_does_not_import_pyarrow(tmp_path):
                                    "delta_0000003_0000003_0000/bucket_00000"])
     (table / "base_0000002" / "_metadata_acid").write_text(
         '{"thisFileVersion": "0", "dataFormat": "compacted"}')
-    code = ("import sys\nfrom acidtool.cli import main\n"
+    code = ("import sys\nfrom acidtool.cli.main import main\n"
             "try:\n    main(['ls', sys.argv[1], '--format', 'json'])\n"
             "except SystemExit as exc:\n    assert exc.code == 0, exc.code\n"
             "print('pyarrow' in sys.modules, file=sys.stderr)\n")

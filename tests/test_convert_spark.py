@@ -45,7 +45,7 @@ def test_spark_and_in_process_write_the_same(spark, tmp_path, args):
 
 
 def test_write_delta_from_a_dataframe(spark, tmp_path):
-    from acidtool.spark_job import write_delta
+    from acidtool.commands.convert_spark import write_delta
 
     table = tmp_path / "t"
     table.mkdir()

@@ -18,9 +18,9 @@ import random
 import pyarrow.orc as paorc
 import pytest
 
-from acidtool.acidwrite import INSERT, Event, write_acid_file
+from acidtool.io.acidwrite import INSERT, Event, write_acid_file
 from acidtool.core.bucket import encode_v1
-from acidtool.validate import ValidateOptions, validate
+from acidtool.commands.validate import ValidateOptions, validate
 
 from .helpers.layouts import acid, events, with_footer
 from .helpers.runner import run
@@ -206,8 +206,8 @@ def test_a_file_listed_without_its_size_has_the_facts_of_one_listed_with_it(tmp_
     """validate's local listing leaves out the sizes of files in ACID directories, and the
     read learns them: the facts must be the same (damaged files included)."""
     from acidtool.core.listing import UNKNOWN_SIZE
-    from acidtool.footers import read_footer_and_bytes
-    from acidtool.fs import resolve
+    from acidtool.io.footers import read_footer_and_bytes
+    from acidtool.io.fs import resolve
 
     rng = random.Random(seed)
     seed_file = rng.choice(_seed_files())

@@ -4,7 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from acidtool.cli import app
+from acidtool.cli.main import app
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 

@@ -13,7 +13,7 @@ import pyarrow.orc as paorc
 import pyorc
 import pytest
 
-from acidtool.acidwrite import DELETE, INSERT, Event, write_acid_file
+from acidtool.io.acidwrite import DELETE, INSERT, Event, write_acid_file
 from acidtool.core.bucket import encode_v1
 from acidtool.demo import build_demo
 
@@ -293,9 +293,9 @@ def test_both_ways_of_reading_rows_agree(tmp_path, monkeypatch, small_stripe_byt
     """Files of small stripes are read a stripe at a time by the ORC reader, others streamed
     in batches through Arrow's dataset scanner: the same output either way, for every type,
     timestamps Arrow cannot hold, many stripes, and read's delete handling."""
-    import acidtool.orc
+    import acidtool.io.orc
 
-    monkeypatch.setattr(acidtool.orc, "SMALL_STRIPE_BYTES", small_stripe_bytes)
+    monkeypatch.setattr(acidtool.io.orc, "SMALL_STRIPE_BYTES", small_stripe_bytes)
     path = write_orc(tmp_path / "all.orc", ALL_TYPES, all_types_rows())
     assert run("dump", path).out.splitlines() == reference_lines(path)
     far = datetime.datetime(1500, 3, 1, 12, 0, tzinfo=UTC)

@@ -5,8 +5,8 @@ import os
 import pyarrow.fs as pafs
 import pytest
 
-from acidtool.errors import PathError
-from acidtool.fs import list_tree, resolve
+from acidtool.core.errors import PathError
+from acidtool.io.fs import list_tree, resolve
 
 from .helpers.runner import run
 

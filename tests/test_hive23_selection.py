@@ -14,8 +14,8 @@ import pytest
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
-from acidtool.snapshot_options import make_snapshot
-from acidtool.table import inspect_table
+from acidtool.core.snapshot import make_snapshot
+from acidtool.commands.ls import inspect_table
 
 pytestmark = pytest.mark.spark
 

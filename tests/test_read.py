@@ -8,7 +8,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import acidtool
-from acidtool.acidwrite import DELETE, INSERT, UPDATE, Event
+from acidtool.io.acidwrite import DELETE, INSERT, UPDATE, Event
 
 from .helpers.layouts import MARK, acid, build, delta, events, orc_with_schema, plain
 from .helpers.runner import run
@@ -233,7 +233,7 @@ def test_python_api(tmp_path):
 
 def test_columns_are_matched_by_position(tmp_path):
     """Hive 2.3 names row fields _col0.. in inserts and _col1.. in updates."""
-    from acidtool.acidwrite import Event
+    from acidtool.io.acidwrite import Event
 
     layout = {**delta("delta_0000001_0000001_0000", acid(events(1, n=2),
                                                          row_type="struct<_col0:int,_col1:string>")),

@@ -8,10 +8,10 @@ from hypothesis import strategies as st
 
 from acidtool.core.listing import Listing
 from acidtool.core.select import select
-from acidtool.fs import Location
-from acidtool.render import RawJSON, dump_pieces, dumps, ls_json, ls_json_pieces
-from acidtool.snapshot_options import make_snapshot
-from acidtool.table import PartitionState, TableState
+from acidtool.io.fs import Location
+from acidtool.cli.output import RawJSON, dump_pieces, dumps, ls_json, ls_json_pieces
+from acidtool.core.snapshot import make_snapshot
+from acidtool.commands.ls import PartitionState, TableState
 
 ACID_NAMES = st.builds(
     lambda prefix, lo, width, stmt, vis: f"{prefix}{lo:07d}_{lo + width:07d}{stmt}{vis}",

@@ -8,7 +8,7 @@ from typing import Callable
 
 import pytest
 
-from acidtool.acidwrite import DELETE, UPDATE, Event
+from acidtool.io.acidwrite import DELETE, UPDATE, Event
 from acidtool.core.rules import REGISTRY
 
 from .helpers.layouts import (MARK, ROW, acid, build, delta, events, orc_with_schema,

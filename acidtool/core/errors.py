@@ -1,6 +1,12 @@
-"""Failures of getAcidState, as values the CLI can report (and JSON can carry).
+"""Every error acidtool raises on purpose, in one tree, and the exit statuses they map to.
 
-Each maps one Hive exception to a stable ``kind`` used in ``acidtool ls --format json``:
+``AcidToolError`` is the base. The CLI turns each error into one line on stderr and the
+``exit_status`` of its class; anything else that escapes is a bug and exits
+``ExitStatus.INTERNAL``, so that a CI gate can tell a broken table from a broken tool.
+
+``AcidStateError`` and its subclasses are the failures of getAcidState, as values the CLI can
+report (and JSON can carry). Each maps one Hive exception to a stable ``kind`` used in
+``acidtool ls --format json``:
 
 =================  ==================================================================
 kind               Hive behaviour
@@ -14,11 +20,49 @@ missing_txn_list   Hive 4: IllegalArgumentException "No ValidTxnList for ..."
 =================  ==================================================================
 """
 
+from __future__ import annotations
 
-class AcidStateError(Exception):
+import enum
+
+
+class ExitStatus(enum.IntEnum):
+    """The exit statuses of every command."""
+
+    OK = 0
+    FINDINGS = 1  # Hive would fail, validate found something, a file is not readable ORC
+    USAGE = 2  # a bad option or argument, an unreadable input path
+    INTERNAL = 3  # a bug in acidtool: the message asks for a report
+
+
+class AcidToolError(Exception):
+    """Base class of every expected acidtool failure."""
+
+    exit_status = ExitStatus.USAGE
+
+
+class UsageError(AcidToolError, ValueError):
+    """A bad option value or argument (malformed write-id list, unknown Hive version...)."""
+
+
+class PathError(AcidToolError, OSError):
+    """A path that cannot be listed or read: missing, not a directory, no permission."""
+
+
+class DependencyError(AcidToolError, ImportError):
+    """An optional dependency or native library is missing; the message says what to install."""
+
+
+class OrcReadError(AcidToolError):
+    """A file that is not readable ORC (bad magic, truncated, zero bytes)."""
+
+    exit_status = ExitStatus.FINDINGS
+
+
+class AcidStateError(AcidToolError):
     """Hive would fail to compute the directory state (and so fail the query)."""
 
     kind = "error"
+    exit_status = ExitStatus.FINDINGS
 
     def __init__(self, message: str, *, hive_exception: str, path: str | None = None) -> None:
         super().__init__(message)

@@ -18,7 +18,9 @@ import bisect
 import enum
 from dataclasses import dataclass
 
+from .errors import UsageError
 from .javanum import LONG_MAX, JavaNumberFormatError, parse_long
+from .versions import DEFAULT_HIVE_VERSION, HiveVersion, normalize_hive_version
 
 
 class SnapshotParseError(ValueError):
@@ -282,3 +284,41 @@ def parse_write_ids(text: str | None, table: str | None = None) -> ValidWriteIdL
         return next(iter(tables.values()))
     raise SnapshotParseError(f"the write-id list holds {len(tables)} tables "
                              f"({', '.join(tables)}); name one with --table")
+
+
+# ------------------------------------------------------------------------------------------------
+# What a reader sees: the --write-ids / --txns / --hive-version options as one value
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What a reader sees. For Hive 2, ``txns`` is the snapshot and ``write_ids`` is None."""
+
+    hive_version: HiveVersion
+    write_ids: ValidWriteIdList | None
+    txns: ValidTxnList
+
+    def describe(self) -> dict:
+        return {
+            "write_ids": str(self.write_ids) if self.write_ids is not None else None,
+            "txns": str(self.txns),
+        }
+
+
+def make_snapshot(hive_version: str | int = DEFAULT_HIVE_VERSION, write_ids: str | None = None,
+                  txns: str | None = None, table: str | None = None) -> Snapshot:
+    """Defaults mean "everything committed"."""
+    try:
+        version = normalize_hive_version(hive_version)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        if not version.has_write_ids:
+            if write_ids:
+                raise UsageError("Hive 2 has no write ids: directory numbers are transaction ids, "
+                                 "so pass the snapshot as --txns 'hwm:minOpenTxn[:exception]*'")
+            return Snapshot(version, None, ValidTxnList.parse_any(txns))
+        wil = parse_write_ids(write_ids, table) if write_ids else ValidWriteIdList.everything()
+        return Snapshot(version, wil, ValidTxnList.parse(txns) if txns else ValidTxnList.everything())
+    except SnapshotParseError as exc:
+        raise UsageError(str(exc)) from None

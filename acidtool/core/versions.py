@@ -1,17 +1,109 @@
-"""Hive version labels. Only the major line matters for layout semantics: 2 (2.x, read as 2.3), 3, 4."""
+"""The Hive version whose rules apply, as a value with its behaviour switches.
 
-HIVE_VERSIONS = ("2", "3", "4")
-DEFAULT_HIVE_VERSION = "4"
+Only the major line matters for layout semantics: 2 (2.x, read as 2.3), 3 and 4. A
+``HiveVersion`` is a ``str`` (``"2"``, ``"3"``, ``"4"``), so it prints, sorts and goes into JSON as
+the number users type; code asks it what it does instead of comparing that number.
+"""
 
-_ALIASES = {"2": "2", "2.3": "2", "2.x": "2", "3": "3", "3.1": "3", "3.x": "3", "4": "4", "4.x": "4"}
+from __future__ import annotations
+
+import enum
 
 
-def normalize_hive_version(value: str | int) -> str:
-    """'2.3' -> '2', 3 -> '3'. Raises ValueError for anything else."""
-    text = str(value).strip()
-    try:
-        return _ALIASES[text]
-    except KeyError:
-        if text[:2] in ("2.", "3.", "4."):
-            return text[0]
-        raise ValueError(f"unknown Hive version {value!r}: use 2, 3 or 4") from None
+class HiveVersion(str, enum.Enum):
+    V2 = "2"
+    V3 = "3"
+    V4 = "4"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @classmethod
+    def of(cls, value: "str | int | HiveVersion") -> "HiveVersion":
+        """'2.3' -> V2, 3 -> V3. Raises ValueError for anything else."""
+        if isinstance(value, cls):
+            return value
+        text = str(value).strip()
+        found = _ALIASES.get(text) or (text[0] if text[:2] in ("2.", "3.", "4.") else None)
+        if found is None:
+            raise ValueError(f"unknown Hive version {value!r}: use 2, 3 or 4")
+        return cls(found)
+
+    # --- naming and numbering ---------------------------------------------------------------
+    @property
+    def has_write_ids(self) -> bool:
+        """Hive 3 numbers directories by per-table write ids; 2.3 by global transaction ids,
+        with the transaction list itself as the snapshot."""
+        return self is not HiveVersion.V2
+
+    @property
+    def bucket_codec(self) -> bool:
+        """Hive 3 encodes the bucket column with BucketCodec V1 (bucket id and statement id);
+        2.3 writes the plain bucket id."""
+        return self is not HiveVersion.V2
+
+    @property
+    def writes_acid_version(self) -> bool:
+        """Hive 3 writes ``_orc_acid_version`` files and the ``hive.acid.version`` footer key."""
+        return self is not HiveVersion.V2
+
+    @property
+    def visibility_suffix(self) -> bool:
+        """Hive 4 suffixes compacted directories with ``_v<txn>`` and needs a ValidTxnList."""
+        return self is HiveVersion.V4
+
+    @property
+    def bucket_attempt_suffix(self) -> bool:
+        """Hive 4 direct inserts may name files ``bucket_N_A`` (an attempt id)."""
+        return self is HiveVersion.V4
+
+    @property
+    def copy_file_names(self) -> bool:
+        """Hive 3 and 4 parse a bucket id from original files named ``N_M_copy_K``."""
+        return self is not HiveVersion.V2
+
+    # --- getAcidState --------------------------------------------------------------------------
+    @property
+    def reads_base_markers(self) -> bool:
+        """Hive 3 and 4 read ``_metadata_acid`` to tell compacted bases from INSERT OVERWRITE
+        ones; 2.3 takes every base as compacted."""
+        return self is not HiveVersion.V2
+
+    @property
+    def sorts_originals(self) -> bool:
+        """Hive 3 and 4 sort the original files they read by path; 2.3 keeps listing order."""
+        return self is not HiveVersion.V2
+
+    @property
+    def skips_empty_nested_originals(self) -> bool:
+        """Hive 3 and 4 also skip zero-length original files inside subdirectories."""
+        return self is not HiveVersion.V2
+
+    @property
+    def tracks_aborted_ranges(self) -> bool:
+        """Hive 4 asks the snapshot whether a delta's whole range is aborted (and base
+        visibility by transaction); 3 and 2.3 judge by the range's ends."""
+        return self is HiveVersion.V4
+
+    @property
+    def split_update(self) -> bool:
+        """Hive 3 and 4 always write updates as a delete plus an insert (delete_delta); 2.3 may
+        also keep update and delete events in the delta itself (the "legacy" layout)."""
+        return self is not HiveVersion.V2
+
+    @property
+    def key_index_may_skip_last_stripe(self) -> bool:
+        """Hive 2.3's writer may leave the last stripe out of ``hive.acid.key.index``."""
+        return self is HiveVersion.V2
+
+
+_ALIASES = {"2": "2", "2.3": "2", "2.x": "2", "3": "3", "3.1": "3", "3.x": "3", "4": "4",
+            "4.x": "4"}
+
+HIVE_VERSIONS = tuple(v.value for v in HiveVersion)
+DEFAULT_HIVE_VERSION = HiveVersion.V4
+
+
+def normalize_hive_version(value: str | int | HiveVersion) -> HiveVersion:
+    """'2.3' -> HiveVersion.V2, 3 -> HiveVersion.V3. Raises ValueError for anything else."""
+    return HiveVersion.of(value)

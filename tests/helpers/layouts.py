@@ -9,7 +9,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from acidtool.acidwrite import DELETE, INSERT, Event, write_acid_file, write_plain_file
+from acidtool.io.acidwrite import DELETE, INSERT, Event, write_acid_file, write_plain_file
 from acidtool.core.bucket import encode_v1
 
 DIR = object()
@@ -73,7 +73,7 @@ def with_footer(data: bytes, transform) -> bytes:
     ``transform(list of (number, wire, value))`` returns the new list (values as ``fields``
     gives them). Tests build footers ORC writers never write with it."""
     from acidtool.core.orcproto import encode_field, fields
-    from acidtool.orcpatch import postscript_with_footer_length
+    from acidtool.io.orcpatch import postscript_with_footer_length
 
     ps = data[-1 - data[-1]:-1]
     footer_length = next(v for n, w, v in fields(ps) if n == 1 and w == 0)
@@ -91,7 +91,7 @@ def with_damaged_stripe(data: bytes) -> bytes:
     stays sound, decoding the stream fails (for a compressed file)."""
     import pyarrow as pa
 
-    from acidtool.footers import footer_through_pyarrow
+    from acidtool.io.footers import footer_through_pyarrow
 
     stripe = footer_through_pyarrow(pa.BufferReader(data)).stripes[0]
     start = stripe.offset + stripe.index_length

@@ -10,7 +10,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from acidtool.cli import main
+from acidtool.cli.main import main
 
 
 @dataclass
@@ -46,7 +46,7 @@ def run_process(*args: str | Path, stdin: bytes | None = None) -> Result:
 def run_imports(module: str, *args: str | Path) -> tuple[Result, bool]:
     """``acidtool ARGS`` run by the console entry point in a fresh process (so that what it
     decides for the whole process applies), and whether ``module`` was imported by the end."""
-    code = ("import sys\nfrom acidtool.cli import main\n"
+    code = ("import sys\nfrom acidtool.cli.main import main\n"
             "module, sys.argv = sys.argv[1], ['acidtool', *sys.argv[2:]]\n"
             "try:\n    main()\n"
             "except SystemExit as exc:\n    assert not exc.code, exc.code\n"

@@ -3,16 +3,48 @@
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from json.encoder import encode_basestring as _quote  # the encoder's own, ensure_ascii=False
 from typing import Iterable, Iterator, NamedTuple
 
-from .core.listing import PathInfo
-from .core.names import FileName, NO_STATEMENT
-from .core.select import STATUSES, AcidState, Entry
-from .table import PartitionState, TableState
+from ..core.listing import PathInfo
+from ..core.names import FileName, NO_STATEMENT
+from ..core.select import STATUSES, AcidState, Entry
+from ..commands.ls import PartitionState, TableState
 
 LS_SCHEMA_VERSION = 1
+
+
+# ------------------------------------------------------------------------------------------------
+# Names from outside, in text meant for people
+#
+# File names are data from other teams' tools. In text output a name may not break a line, move
+# the cursor or colour the terminal, nor start a line with "::" (GitHub Actions reads workflow
+# commands from any step's output). Control characters (C0, DEL, C1) become \n, \r, \t or \xNN,
+# and bytes that are not UTF-8 (which Python reads as U+DC80..U+DCFF) become \xNN.
+
+_CONTROLS = {**{c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0))},
+             **{c: f"\\x{c - 0xDC00:02x}" for c in range(0xDC80, 0xDD00)},
+             0x0A: "\\n", 0x0D: "\\r", 0x09: "\\t"}
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\udc80-\udcff]")
+_COMMAND_LINE = re.compile(r"^::", re.M)
+
+
+def display(text: str) -> str:
+    """``text`` with every character that could break or steer a terminal line escaped."""
+    text = str(text)
+    return text.translate(_CONTROLS) if _UNSAFE.search(text) else text
+
+
+def one_line(text: str) -> str:
+    """An error or note: one line, whatever names it quotes."""
+    return display(text)
+
+
+def no_commands(text: str) -> str:
+    """Text output in which no line starts with "::" (a GitHub Actions workflow command)."""
+    return _COMMAND_LINE.sub(r"\\x3a:", text) if "::" in text else text
 
 
 def tabulate(*args, **kwargs) -> str:
@@ -255,7 +287,7 @@ def _stat_summary(stats: dict) -> str:
 
 
 def meta_text(m) -> str:
-    from .meta import meta_json
+    from ..commands.meta import meta_json
 
     doc = meta_json(m)
     lines = [m.path,
@@ -312,7 +344,7 @@ def _indent(text: str) -> str:
 
 
 def finding_json(f) -> dict:
-    from .core.rules import REGISTRY
+    from ..core.rules import REGISTRY
 
     return {"code": f.code, "name": REGISTRY[f.code].name, "severity": f.severity,
             "path": f.path, "message": f.message, "details": f.details}
@@ -374,7 +406,7 @@ def _xml(text: str) -> str:
 def validate_junit(report, fail_on: str) -> str:
     """One test case per rule that ran (passing when it found nothing) and one per finding; a
     finding at or above --fail-on is a failure, one below it a skipped case."""
-    from .core.rules import REGISTRY, SEVERITIES
+    from ..core.rules import REGISTRY, SEVERITIES
 
     limit = SEVERITIES.index(fail_on)
     cases, failures, skipped = [], 0, 0
@@ -412,7 +444,7 @@ def _gh_escape(text: str, prop: bool = False) -> str:
 def validate_github(report) -> str:
     """GitHub Actions workflow commands: one annotation per finding."""
     level = {"error": "error", "warning": "warning", "info": "notice"}
-    from .core.rules import REGISTRY
+    from ..core.rules import REGISTRY
 
     return "".join(
         f"::{level[f.severity]} file={_gh_escape(f.path, True)},"
@@ -421,7 +453,7 @@ def validate_github(report) -> str:
 
 
 def rules_table(fmt: str) -> str:
-    from .core.rules import REGISTRY
+    from ..core.rules import REGISTRY
 
     rows = [[r.code, r.name, r.severity, r.level, r.summary] for r in REGISTRY.values()]
     if fmt == "json":
@@ -431,7 +463,7 @@ def rules_table(fmt: str) -> str:
 
 
 def explain_text(code: str) -> str:
-    from .core.rules import REGISTRY
+    from ..core.rules import REGISTRY
 
     r = REGISTRY[code]
     return "\n".join([
@@ -447,3 +479,73 @@ def explain_text(code: str) -> str:
         "",
         "How to fix:", "  " + r.fix,
     ])
+
+
+# ------------------------------------------------------------------------------------------------
+# decode
+
+
+def decoded_buckets_text(rows: list[dict]) -> str:
+    return tabulate([[r["encoded"], r["hex"], f"V{r['codec_version']}", r["bucket_id"],
+                      r["statement_id"]] for r in rows],
+                    headers=["encoded", "hex", "codec", "bucket id", "statement id"])
+
+
+def decoded_snapshot_json(d) -> dict:
+    return {"transaction": d.transaction, "lists": d.lists} if d.transaction is not None \
+        else d.lists[0]
+
+
+def decoded_snapshot_text(d) -> str:
+    lines = [] if d.transaction is None else [f"reader transaction: {d.transaction}"]
+    what = "transactions" if d.txns else "write ids"
+    for doc in d.lists:
+        if doc["table"]:
+            lines.append(f"table {doc['table']}:")
+        hwm = doc["high_watermark"]
+        lines.append(f"  high watermark: {hwm}" + ("  (everything)" if hwm == 2**63 - 1 else
+                     f"  ({what} above {hwm} are invisible)"))
+        lines.append(f"  lowest open: "
+                     f"{doc['min_open'] if doc['min_open'] is not None else 'none'}")
+        if doc.get("exceptions") is not None:
+            lines.append(f"  open or aborted (2.3 does not tell them apart): "
+                         f"{', '.join(map(str, doc['exceptions'])) or 'none'}")
+        else:
+            lines.append(f"  open:    {', '.join(map(str, doc['open'])) or 'none'}")
+            lines.append(f"  aborted: {', '.join(map(str, doc['aborted'])) or 'none'}")
+        lines.append(f"  compacted bases readable up to: "
+                     f"{min(hwm, (doc['min_open'] or 2**63) - 1)}")
+        lines.append(f"  canonical: {doc['canonical']}")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------------------
+# convert
+
+
+def convert_plan_text(doc: dict) -> str:
+    lines = [f"plan (dry run, nothing written): {doc['target']}/{doc['directory']}",
+             f"  write id {doc['write_id']}, statement {doc['statement_id']}, Hive "
+             f"{doc['hive_version']} form, {doc['compression']}",
+             f"  {doc['rows']:,} rows from {len(doc['sources'])} source file(s):"]
+    lines += [f"    {s['path']} ({s['rows']:,} rows)" for s in doc["sources"]]
+    lines.append("  columns: " + ", ".join(
+        c["column"] + (f" <- {c['source']}" if c["source"] != c["column"] else "")
+        + (f" ({c['cast']})" if c["cast"] else "") for c in doc["columns"]))
+    if doc["bucketing"]:
+        b = doc["bucketing"]
+        lines.append(f"  bucketed: {b['buckets']} buckets by {', '.join(b['by'])} "
+                     f"(bucketing version {b['version']})")
+    lines.append("  files: " + ", ".join(doc["files"]))
+    return "\n".join(lines)
+
+
+def convert_summary_text(target: str, doc: dict) -> str:
+    lines = [f"committed {target}/{doc['directory']}: {doc['rows']:,} rows in "
+             f"{len(doc['files'])} file(s), {human_bytes(doc['bytes'])}, "
+             f"{doc['elapsed_seconds']:.2f} s"]
+    lines += [f"  {name}: {rows:,} rows" for name, rows in doc["files"].items()]
+    if doc["manifest"]:
+        lines.append(f"  sources moved; manifest: {doc['manifest']}")
+    return "\n".join(lines)
+

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .core.bucket import BucketCodecError, decode
-from .orc import OrcSource, is_acid_schema
+from typing import Callable, Sequence
+
+from ..core.bucket import BucketCodecError, decode
+from ..core.errors import OrcReadError
+from ..core.snapshot import make_snapshot
+from ..io.orc import OrcSource, is_acid_schema, open_orc
 
 
 @dataclass(frozen=True)
@@ -165,3 +169,33 @@ def meta_json(m: FileMeta) -> dict:
             "stats": acid.stats, "stats_raw": acid.stats_raw, "version": acid.version,
         }
     return doc
+
+
+@dataclass(frozen=True)
+class MetaResult:
+    files: list  # FileMeta of each readable file, in target order
+    failed: bool  # a target or a file could not be read (each said through ``note``)
+
+
+def meta(targets: Sequence[str], *, all_files: bool = False, hive_version: str = "4",
+         note: Callable[[str], None]) -> MetaResult:
+    """The footers of every ORC file the targets name; what cannot be read is told to
+    ``note`` and the others are still read."""
+    from .dump import DumpOptions, resolve_targets
+
+    opts = DumpOptions(all_files=all_files, snapshot=make_snapshot(hive_version))
+    errors: list[str] = []
+    files = resolve_targets(targets, opts, errors, purpose="")
+    for message in errors:
+        note(f"error: {message}")
+    docs, failed = [], bool(errors)
+    for f in files:
+        try:
+            src = open_orc(f.loc, f.rel)
+            for message in src.notes:
+                note(message)
+            docs.append(read_meta(src))
+        except OrcReadError as exc:
+            note(f"error: {exc}")
+            failed = True
+    return MetaResult(docs, failed)

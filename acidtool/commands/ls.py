@@ -8,12 +8,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from ._gc import paused_gc
-from .core.listing import Listing, PathInfo, markers_needed
-from .core.partitions import split_partitions
-from .core.select import AcidState, select
-from .fs import Location, list_tree, read_bytes, require_dir, resolve
-from .snapshot_options import Snapshot, make_snapshot
+from .._gc import paused_gc
+from ..core.listing import Listing, PathInfo, markers_needed
+from ..core.partitions import split_partitions
+from ..core.select import AcidState, select
+from ..io.fs import Location, list_tree, read_bytes, require_dir, resolve
+from ..core.snapshot import Snapshot, make_snapshot
 
 
 @dataclass(frozen=True)

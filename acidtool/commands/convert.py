@@ -26,15 +26,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.orc as paorc
 
-from .core.bucket import encode_v1
-from .core.hashing import bucket_number
-from .core.names import ACID_VERSION_FILE, Base, Delta, bucket_file_name, is_hidden, parse_dir_name
-from .core.orctypes import TypeStringError, struct_fields
-from .errors import AcidToolError, OrcReadError, UsageError
-from .fs import Location, kind_of, list_tree, resolve
-from .footers import footer_through_pyarrow
-from .orc import fragment_batches, is_acid_schema, open_orc
-from .orcpatch import with_user_metadata
+from ..core.bucket import encode_v1
+from ..core.hashing import bucket_number
+from ..core.names import ACID_VERSION_FILE, Base, Delta, bucket_file_name, is_hidden, parse_dir_name
+from ..core.orctypes import TypeStringError, struct_fields
+from ..core.errors import AcidToolError, OrcReadError, UsageError
+from ..io.fs import Location, kind_of, list_tree, resolve
+from ..io.footers import footer_through_pyarrow
+from ..io.orc import fragment_batches, is_acid_schema, open_orc
+from ..io.orcpatch import with_user_metadata
 
 STAGING_PREFIX = "_acidtool_staging_"
 DEFAULT_MAX_FILE_ROWS = 10_000_000
@@ -632,3 +632,40 @@ def metastore_hint(p: Plan) -> str:
             "write ids found on disk; otherwise allocate and commit the write id through the "
             "metastore (e.g. `allocate_table_write_ids` in the transaction that owns the load) "
             "before readers can see the rows.")
+
+
+@dataclass(frozen=True)
+class ConvertResult:
+    plan: Plan
+    summary: Summary | None  # None for a dry run: nothing was written
+
+
+def convert(source_patterns: Sequence[str], opts: ConvertOptions, *, dry_run: bool = False,
+            spark: bool = False, master: str | None = None,
+            progress: Callable[[int, int], None] | None = None) -> ConvertResult:
+    """Plan (every check that can be made before writing), then, unless ``dry_run``, write the
+    bucket files (in this process or as a Spark job), commit the delta with one rename and move
+    the sources if asked. ``progress(rows done, rows in all)`` is told as rows are written."""
+    started = time.perf_counter()
+    p = plan(source_patterns, opts)
+    if spark:
+        from .convert_spark import location_problem, spark_problem
+
+        problem = location_problem(p) or spark_problem()
+        if problem:
+            raise UsageError(problem)
+    if dry_run:
+        return ConvertResult(p, None)
+    if spark:
+        from .convert_spark import spark_writer
+
+        files = spark_writer(p, master)
+    else:
+        try:
+            files = write_files(p, progress and (lambda done: progress(done, p.total_rows)))
+        except OrcReadError as exc:  # a source's stripes, damaged past its footer
+            raise OrcReadError(f"{exc}; nothing was written to the table") from None
+    summary = commit(p, files, started)
+    if opts.move_sources:
+        move_sources(p, summary, opts.move_sources)
+    return ConvertResult(p, summary)

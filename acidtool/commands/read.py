@@ -19,15 +19,15 @@ from typing import Iterator, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .core.bucket import encode_v1
-from .core.names import FLUSH_LENGTH_SUFFIX, FileName, parse_bucket_id
-from .core.orcproto import Footer
-from .core.select import AcidState
-from .errors import AcidToolError, OrcReadError
-from .footers import read_footer
-from .orc import ACID_COLUMNS, acid_type_problem, open_orc, scan_batches
-from .snapshot_options import Snapshot, make_snapshot
-from .table import PartitionState, TableState, inspect_table
+from ..core.bucket import encode_v1
+from ..core.names import FLUSH_LENGTH_SUFFIX, FileName, parse_bucket_id
+from ..core.orcproto import Footer
+from ..core.select import AcidState
+from ..core.errors import AcidToolError, ExitStatus, OrcReadError
+from ..io.footers import read_footer
+from ..io.orc import ACID_COLUMNS, acid_type_problem, open_orc, scan_batches
+from ..core.snapshot import Snapshot
+from .ls import PartitionState
 
 KEY = ["originalTransaction", "bucket", "rowId"]
 BATCH_ROWS = 1 << 20
@@ -36,7 +36,7 @@ BATCH_ROWS = 1 << 20
 class SnapshotError(AcidToolError):
     """Hive would refuse this snapshot (e.g. not enough history)."""
 
-    exit_code = 1
+    exit_status = ExitStatus.FINDINGS
 
 
 @dataclass(frozen=True)
@@ -286,7 +286,7 @@ class PartitionReader:
         if self.columns:
             missing = [c for c in self.columns if c not in cols]
             if missing:
-                from .errors import UsageError
+                from ..core.errors import UsageError
                 raise UsageError(f"--columns: unknown column {', '.join(map(repr, missing))} "
                                  f"(the table has: {', '.join(out_names)})")
             cols = {c: cols[c] for c in self.columns}
@@ -364,7 +364,7 @@ class PartitionReader:
             yield self._output(winners)
 
 
-def _generated(names: Sequence[str]) -> bool:
+def generated_names(names: Sequence[str]) -> bool:
     import re
 
     return any(re.fullmatch(r"_col\d+", n) for n in names)
@@ -443,321 +443,3 @@ def _partition_values(partition: str) -> list[tuple[str, str]]:
     from urllib.parse import unquote
 
     return [(k, unquote(v)) for k, _, v in (c.partition("=") for c in partition.split("/"))]
-
-
-# ------------------------------------------------------------------------------------------------
-# The public API
-
-
-@dataclass
-class Snapshotted:
-    table: TableState
-    with_row_id: bool = False
-    columns: Sequence[str] | None = None
-    memory_limit: int | None = None
-
-    @functools.cached_property
-    def _readers(self) -> list[PartitionReader]:
-        """One reader a partition, made once (row names and rows come from the same plans)."""
-        return [PartitionReader(part, self.table.snapshot, with_row_id=self.with_row_id,
-                                columns=self.columns, memory_limit=self.memory_limit)
-                for part in self.table.partitions]
-
-    def tables(self) -> Iterator[pa.Table]:
-        """Tables of rows. Readers match row columns by position, and Hive 2.3 names them
-        _col0.. in inserts but _col1.. in updates (and by name after compaction): every table
-        takes the row column names of the first file that has real names."""
-        names = self._row_names()
-        for reader in self._readers:
-            for table in reader.tables():
-                cols = table.column_names
-                start = 1 if cols and cols[0] == "ROW__ID" else 0
-                row_cols = cols[start:start + len(names)] if names else []
-                if names and row_cols != names and len(row_cols) == len(names) and \
-                        not self.columns:
-                    table = table.rename_columns(cols[:start] + names + cols[start + len(names):])
-                yield table
-
-    def _row_names(self) -> list[str] | None:
-        first = None
-        for reader in self._readers:
-            buckets, legacy = reader._plan
-            files = legacy + [f for b in buckets.values() for f in b.data]
-            for f in files:
-                footer = reader.footer(f.rel)
-                if footer is None:
-                    continue
-                top = footer.top_level()
-                row = footer.types[top[5][1]] if len(top) == 6 else None
-                names = list(row.field_names) if row is not None and row.kind == "struct" \
-                    else [name for name, _ in top]
-                first = first or names
-                if not _generated(names):
-                    return names
-        return first
-
-    def to_batches(self) -> pa.RecordBatchReader:
-        """A streaming reader; the schema is that of the first batch."""
-        iterator = self.tables()
-        first = next(iterator, None)
-        if first is None:
-            return pa.RecordBatchReader.from_batches(pa.schema([]), iter(()))
-        schema = first.schema
-
-        def batches():
-            for t in [first]:
-                yield from t.to_batches()
-            for t in iterator:
-                yield from t.cast(schema).to_batches() if t.schema != schema else t.to_batches()
-        return pa.RecordBatchReader.from_batches(schema, batches())
-
-    def to_arrow(self) -> pa.Table:
-        reader = self.to_batches()
-        return reader.read_all()
-
-    def to_pandas(self):
-        return self.to_arrow().to_pandas()
-
-
-@dataclass
-class Table:
-    """``acidtool.open_table(url)``: a table or partition directory on any filesystem."""
-
-    url: str
-
-    def snapshot(self, write_ids: str | None = None, txns: str | None = None,
-                 hive_version: str | int = "4", *, table: str | None = None,
-                 with_row_id: bool = False, columns: Sequence[str] | None = None,
-                 memory_limit: int | None = None) -> Snapshotted:
-        """``memory_limit`` (bytes): above it, one bucket's delete keys are not held at once
-        but streamed in chunks, at the cost of reading the delete deltas again per batch."""
-        snap = make_snapshot(hive_version, write_ids, txns, table)
-        return Snapshotted(inspect_table(self.url, snap), with_row_id, columns, memory_limit)
-
-    def to_arrow(self) -> pa.Table:
-        """Everything committed, Hive 4 rules."""
-        return self.snapshot().to_arrow()
-
-
-def open_table(url: str) -> Table:
-    return Table(url)
-
-
-# ------------------------------------------------------------------------------------------------
-# Writing the rows out
-
-
-def _json_lines(table: pa.Table, extra_first: list[tuple[str, pa.Array]] = ()) -> pa.Array:
-    from .jsonl import PLAIN, format_parts, object_text
-
-    names = [n for n, _ in extra_first] + list(table.column_names)
-    values = [v for _, v in extra_first] + [format_parts(c.combine_chunks(), PLAIN, (n,))
-                                           for n, c in zip(table.column_names, table.columns)]
-    return object_text(names, values, table.num_rows, suffix="\n")
-
-
-def _csv_ready(table: pa.Table) -> pa.Table:
-    """CSV has no nested values: those columns carry their JSON text."""
-    from .jsonl import format_values
-
-    cols = {}
-    for name, col in zip(table.column_names, table.columns):
-        t = col.type
-        if pa.types.is_nested(t):
-            cols[name] = format_values(col.combine_chunks())
-        else:
-            cols[name] = col
-    return pa.table(cols)
-
-
-class RowWriter:
-    """jsonl/csv to a stream, parquet/orc to a file written under a temporary name and renamed
-    into place only when complete."""
-
-    def __init__(self, fmt: str, output: str | None, stdout):
-        import os
-        import tempfile
-
-        self.fmt, self.output, self.stdout = fmt, output, stdout
-        self.rows = 0
-        self._writer = None
-        self._tmp = None
-        if output is not None:
-            directory = os.path.dirname(os.path.abspath(output)) or "."
-            fd, self._tmp = tempfile.mkstemp(prefix=".acidtool-", dir=directory)
-            os.close(fd)
-            self._stream = open(self._tmp, "wb")
-        else:
-            self._stream = stdout
-        self._csv_header = True
-
-    def write(self, table: pa.Table) -> None:
-        if table.num_rows == 0:
-            return
-        self.rows += table.num_rows
-        if self.fmt == "jsonl":
-            from .jsonl import lines_buffer
-
-            self._stream.write(lines_buffer(_json_lines(table)))
-        elif self.fmt == "csv":
-            import pyarrow.csv as pacsv
-
-            sink = pa.BufferOutputStream()
-            pacsv.write_csv(_csv_ready(table), sink,
-                            pacsv.WriteOptions(include_header=self._csv_header))
-            self._csv_header = False
-            self._stream.write(sink.getvalue().to_pybytes())
-        elif self.fmt == "parquet":
-            import pyarrow.parquet as pq
-
-            if self._writer is None:
-                self._writer = pq.ParquetWriter(self._stream, table.schema)
-            self._writer.write_table(table.cast(self._writer.schema))
-        elif self.fmt == "orc":
-            import pyarrow.orc as paorc
-
-            if self._writer is None:
-                self._writer = paorc.ORCWriter(self._stream)
-                self._schema = table.schema
-            self._writer.write(table.cast(self._schema))
-        else:
-            raise ValueError(self.fmt)
-
-    def finish(self, schema: pa.Schema | None = None) -> None:
-        import os
-
-        if self._writer is None and self.fmt in ("parquet", "orc") and schema is not None:
-            self.write_empty(schema)
-        if self._writer is not None:
-            self._writer.close()
-        self._stream.flush()
-        if self._tmp is not None:
-            self._stream.close()
-            os.replace(self._tmp, self.output)
-            self._tmp = None
-
-    def write_empty(self, schema: pa.Schema) -> None:
-        if self.fmt == "parquet":
-            import pyarrow.parquet as pq
-
-            self._writer = pq.ParquetWriter(self._stream, schema)
-        elif self.fmt == "orc":
-            import pyarrow.orc as paorc
-
-            self._writer = paorc.ORCWriter(self._stream)
-            self._writer.write(schema.empty_table())
-
-    def abort(self) -> None:
-        import os
-
-        if self._writer is not None:
-            try:
-                self._writer.close()
-            except Exception:  # noqa: BLE001 - the output is being thrown away anyway
-                pass
-            self._writer = None
-        if self._tmp is not None:
-            try:
-                self._stream.close()
-            finally:
-                if os.path.exists(self._tmp):
-                    os.remove(self._tmp)
-                self._tmp = None
-
-
-def _prefetched(tables: Iterator[pa.Table], depth: int = 2) -> Iterator[pa.Table]:
-    """Produce the next tables on a background thread while the caller writes the current one
-    (Arrow's readers and writers release the GIL); at most ``depth`` tables wait in between."""
-    import queue
-    import threading
-
-    q: queue.Queue = queue.Queue(maxsize=depth)
-    done = object()
-    stop = threading.Event()
-
-    def run():
-        try:
-            for t in tables:
-                if stop.is_set():
-                    return
-                q.put(t)
-            q.put(done)
-        except BaseException as exc:  # handed to the consumer, raised there
-            q.put(exc)
-
-    worker = threading.Thread(target=run, name="acidtool-read", daemon=True)
-    worker.start()
-    try:
-        while True:
-            item = q.get()
-            if item is done:
-                return
-            if isinstance(item, BaseException):
-                raise item
-            yield item
-    finally:
-        stop.set()
-        while worker.is_alive():
-            try:
-                q.get_nowait()
-            except queue.Empty:
-                worker.join(0.01)
-
-
-def write_rows(snap: Snapshotted, fmt: str, output: str | None, stdout, limit: int | None) -> int:
-    writer = RowWriter(fmt, output, stdout)
-    schema = None
-    try:
-        for table in _prefetched(snap.tables()):
-            schema = schema or table.schema
-            if limit is not None:
-                room = limit - writer.rows
-                if room <= 0:
-                    break
-                table = table.slice(0, room)
-            writer.write(table)
-        writer.finish(schema)
-    except BaseException:
-        writer.abort()
-        raise
-    return writer.rows
-
-
-# ------------------------------------------------------------------------------------------------
-# diff
-
-
-def _with_ids(snap: Snapshotted) -> pa.Table:
-    tables = list(snap.tables())
-    if not tables:
-        return pa.table({"ROW__ID": pa.array([], pa.struct([("writeid", pa.int64()),
-                                                             ("bucketid", pa.int32()),
-                                                             ("rowid", pa.int64())]))})
-    return pa.concat_tables(tables, promote_options="permissive")
-
-
-def diff_tables(before: Snapshotted, after: Snapshotted) -> tuple[pa.Table, pa.Table]:
-    """(rows in ``after`` but not ``before``, rows in ``before`` but not ``after``), by ROW__ID."""
-    a, b = _with_ids(before), _with_ids(after)
-
-    def keyed(t: pa.Table) -> pa.Table:
-        rid = t.column("ROW__ID").combine_chunks()
-        return pa.table({"w": rid.field(0), "b": rid.field(1), "r": rid.field(2),
-                         "__pos": pa.array(range(t.num_rows), pa.int64())})
-
-    def minus(x: pa.Table, y: pa.Table) -> pa.Table:
-        kept = keyed(x).join(keyed(y).drop_columns(["__pos"]), keys=["w", "b", "r"],
-                             join_type="left anti")
-        return x.take(pc.take(kept.column("__pos"), pc.sort_indices(kept.column("__pos")))
-                      .combine_chunks())
-
-    return minus(b, a), minus(a, b)
-
-
-def write_diff(inserted: pa.Table, deleted: pa.Table, stdout) -> None:
-    from .jsonl import Literal, lines_buffer
-
-    for op, table in (("insert", inserted), ("delete", deleted)):
-        if table.num_rows:
-            lit = Literal(f'"{op}"', table.num_rows)
-            stdout.write(lines_buffer(_json_lines(table, [("op", lit)])))

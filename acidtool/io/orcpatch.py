@@ -8,7 +8,7 @@ footer bytes are untouched.
 
 from __future__ import annotations
 
-from .core.orcproto import encode_field, encode_varint, parse_postscript, read_varint
+from ..core.orcproto import encode_field, encode_varint, parse_postscript, read_varint
 
 
 def metadata_items(items: dict[str, bytes]) -> bytes:

@@ -17,17 +17,17 @@ from typing import BinaryIO, Callable, Iterator, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .core.bucket import encode_v1
-from .core.javafmt import gson_string
-from .core.names import FileName, is_hidden, parse_bucket_id, parse_dir_name
-from .core.select import AcidState
-from .errors import OrcReadError, PathError, UsageError
-from .fs import Location, kind_of, list_tree, resolve
-from .jsonl import (FileContext, Literal, format_parts, format_values, lines_buffer,
+from ..core.bucket import encode_v1
+from ..core.javafmt import gson_string
+from ..core.names import FileName, is_hidden, parse_bucket_id, parse_dir_name
+from ..core.select import AcidState
+from ..core.errors import OrcReadError, PathError, UsageError
+from ..io.fs import Location, kind_of, list_tree, resolve
+from ..io.jsonl import (FileContext, Literal, format_parts, format_values, lines_buffer,
                     object_text)
-from .orc import OrcSource, TimestampRangeError, open_orc, scan_batches
-from .snapshot_options import Snapshot, make_snapshot
-from .table import inspect_table
+from ..io.orc import OrcSource, TimestampRangeError, open_orc, scan_batches
+from ..core.snapshot import Snapshot, make_snapshot
+from .ls import inspect_table
 
 CHUNK_ROWS = 65_536
 OPERATIONS = {"insert": 0, "update": 1, "delete": 2}
@@ -162,8 +162,10 @@ def _table_files(loc: Location, opts: DumpOptions, errors: list[str]) -> list[Du
     return out
 
 
-def resolve_targets(targets: Sequence[str], opts: DumpOptions,
-                    errors: list[str]) -> list[DumpFile]:
+def resolve_targets(targets: Sequence[str], opts: DumpOptions, errors: list[str],
+                    purpose: str = " to dump") -> list[DumpFile]:
+    """The ORC files each target names (a file, a base/delta directory, a table: the files Hive
+    reads); what cannot be had goes to ``errors``."""
     files: list[DumpFile] = []
     for target in targets:
         loc = resolve(target)
@@ -181,7 +183,7 @@ def resolve_targets(targets: Sequence[str], opts: DumpOptions,
             pass
         found = _dir_files(loc, "", opts) if acid is not None else _table_files(loc, opts, errors)
         if not found and not errors:
-            errors.append(f"{target}: no ORC data files to dump here")
+            errors.append(f"{target}: no ORC data files{purpose} here")
         files.extend(found)
     return files
 
@@ -246,7 +248,7 @@ def _stripe_via_pyorc(src: OrcSource, index: int) -> pa.RecordBatch:
     """Timestamps outside 1677-2262 do not fit Arrow's nanoseconds: read the stripe with pyorc,
     with timestamps turned into their Java spelling (which then prints as a JSON string, as
     orc-tools prints a timestamp)."""
-    from .orc_fallback import read_stripe_java_timestamps
+    from ..io.orc_fallback import read_stripe_java_timestamps
 
     return read_stripe_java_timestamps(src, index)
 

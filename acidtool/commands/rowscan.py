@@ -8,11 +8,11 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .core.facts import FileFacts, RowFacts
-from .core.names import FLUSH_LENGTH_SUFFIX
-from .errors import OrcReadError
-from .fs import Location
-from .orc import ACID_COLUMNS, FlushLength, open_orc, scan_batches
+from ..core.facts import FileFacts, RowFacts
+from ..core.names import FLUSH_LENGTH_SUFFIX
+from ..core.errors import OrcReadError
+from ..io.fs import Location
+from ..io.orc import ACID_COLUMNS, FlushLength, open_orc, scan_batches
 
 
 def scan_rows(loc: Location, rel: str, facts: FileFacts, data: bytes | None = None

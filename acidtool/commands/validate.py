@@ -20,19 +20,19 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Callable, Sequence
 
-from ._gc import paused_gc
-from .core.facts import Context, PartitionFacts, TableFacts, Thresholds
-from .core.listing import UNKNOWN_SIZE, Listing, markers_needed
-from .core.names import ACID_VERSION_FILE, FLUSH_LENGTH_SUFFIX
-from .core.partitions import (PartitionListing, discover_tables, is_partition_component,
+from .._gc import paused_gc
+from ..core.facts import Context, PartitionFacts, TableFacts, Thresholds
+from ..core.listing import UNKNOWN_SIZE, Listing, markers_needed
+from ..core.names import ACID_VERSION_FILE, FLUSH_LENGTH_SUFFIX
+from ..core.partitions import (PartitionListing, discover_tables, is_partition_component,
                               split_partitions)
-from .core.rules import (REGISTRY, SEVERITIES, Finding, add_gathered, check_partitions,
+from ..core.rules import (REGISTRY, SEVERITIES, Finding, add_gathered, check_partitions,
                           check_table, data_file_names, run_rules)
-from .core.select import select, with_sizes
-from .errors import PathError, UsageError
-from .fs import Location, kind_of, list_tree, read_bytes, require_dir, resolve, size_if_any
-from .footers import read_footer_and_bytes
-from .snapshot_options import Snapshot, make_snapshot
+from ..core.select import select, with_sizes
+from ..core.errors import PathError, UsageError
+from ..io.fs import Location, kind_of, list_tree, read_bytes, require_dir, resolve, size_if_any
+from ..io.footers import read_footer_and_bytes
+from ..core.snapshot import Snapshot, make_snapshot
 
 
 @dataclass(frozen=True)

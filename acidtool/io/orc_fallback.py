@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyorc
 from pyorc.enums import TypeKind
 
-from .core.javafmt import java_timestamp
+from ..core.javafmt import java_timestamp
 from .orc import OrcSource
 
 

@@ -1,0 +1,107 @@
+"""The public Python API: ``acidtool.open_table(url).snapshot(...).to_arrow()``.
+
+A ``Table`` is a table or partition directory on any filesystem acidtool reads; its ``snapshot``
+is a ``Snapshotted``: the rows Hive would return for it, as Arrow tables, batches or pandas.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Iterator, Sequence
+
+import pyarrow as pa
+
+from .commands.ls import TableState, inspect_table
+from .commands.read import PartitionReader, generated_names
+from .core.snapshot import make_snapshot
+
+
+@dataclass
+class Snapshotted:
+    table: TableState
+    with_row_id: bool = False
+    columns: Sequence[str] | None = None
+    memory_limit: int | None = None
+
+    @functools.cached_property
+    def _readers(self) -> list[PartitionReader]:
+        """One reader a partition, made once (row names and rows come from the same plans)."""
+        return [PartitionReader(part, self.table.snapshot, with_row_id=self.with_row_id,
+                                columns=self.columns, memory_limit=self.memory_limit)
+                for part in self.table.partitions]
+
+    def tables(self) -> Iterator[pa.Table]:
+        """Tables of rows. Readers match row columns by position, and Hive 2.3 names them
+        _col0.. in inserts but _col1.. in updates (and by name after compaction): every table
+        takes the row column names of the first file that has real names."""
+        names = self._row_names()
+        for reader in self._readers:
+            for table in reader.tables():
+                cols = table.column_names
+                start = 1 if cols and cols[0] == "ROW__ID" else 0
+                row_cols = cols[start:start + len(names)] if names else []
+                if names and row_cols != names and len(row_cols) == len(names) and \
+                        not self.columns:
+                    table = table.rename_columns(cols[:start] + names + cols[start + len(names):])
+                yield table
+
+    def _row_names(self) -> list[str] | None:
+        first = None
+        for reader in self._readers:
+            buckets, legacy = reader._plan
+            files = legacy + [f for b in buckets.values() for f in b.data]
+            for f in files:
+                footer = reader.footer(f.rel)
+                if footer is None:
+                    continue
+                top = footer.top_level()
+                row = footer.types[top[5][1]] if len(top) == 6 else None
+                names = list(row.field_names) if row is not None and row.kind == "struct" \
+                    else [name for name, _ in top]
+                first = first or names
+                if not generated_names(names):
+                    return names
+        return first
+
+    def to_batches(self) -> pa.RecordBatchReader:
+        """A streaming reader; the schema is that of the first batch."""
+        iterator = self.tables()
+        first = next(iterator, None)
+        if first is None:
+            return pa.RecordBatchReader.from_batches(pa.schema([]), iter(()))
+        schema = first.schema
+
+        def batches():
+            for t in [first]:
+                yield from t.to_batches()
+            for t in iterator:
+                yield from t.cast(schema).to_batches() if t.schema != schema else t.to_batches()
+        return pa.RecordBatchReader.from_batches(schema, batches())
+
+    def to_arrow(self) -> pa.Table:
+        reader = self.to_batches()
+        return reader.read_all()
+
+    def to_pandas(self):
+        return self.to_arrow().to_pandas()
+
+
+@dataclass
+class Table:
+    """``acidtool.open_table(url)``: a table or partition directory on any filesystem."""
+
+    url: str
+
+    def snapshot(self, write_ids: str | None = None, txns: str | None = None,
+                 hive_version: str | int = "4", *, table: str | None = None,
+                 with_row_id: bool = False, columns: Sequence[str] | None = None,
+                 memory_limit: int | None = None) -> Snapshotted:
+        """``memory_limit`` (bytes): above it, one bucket's delete keys are not held at once
+        but streamed in chunks, at the cost of reading the delete deltas again per batch."""
+        snap = make_snapshot(hive_version, write_ids, txns, table)
+        return Snapshotted(inspect_table(self.url, snap), with_row_id, columns, memory_limit)
+
+    def to_arrow(self) -> pa.Table:
+        """Everything committed, Hive 4 rules."""
+        return self.snapshot().to_arrow()

@@ -1,0 +1,132 @@
+"""The ``acidtool`` command line: the typer app and what its commands share.
+
+The commands live in ``inspect`` (ls, dump, meta), ``check`` (validate, rules, explain),
+``rows`` (read, diff), ``write`` (convert) and ``decode``; each parses its options, calls the
+library and hands the result to ``output``. ``main`` is the one error boundary.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import sys
+from typing import Iterable
+
+import typer
+
+from .. import __version__
+from ..core.errors import UsageError
+
+app = typer.Typer(
+    name="acidtool",
+    help="Look inside Apache Hive ACID (transactional) table directories the way Hive does, "
+         "without a running Hive.\n\nExit status: 0 ok, 1 Hive would fail (or findings), "
+         "2 usage error or unreadable path, 3 internal error (a bug: please report it).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+decode_app = typer.Typer(help="Decode the numbers Hive writes: bucket properties and snapshots.",
+                         no_args_is_help=True)
+
+
+class Format(str, enum.Enum):
+    table = "table"
+    json = "json"
+
+
+class HiveVersion(str, enum.Enum):
+    v2 = "2"
+    v3 = "3"
+    v4 = "4"
+
+
+WRITE_IDS_HELP = ("Snapshot as a ValidWriteIdList, 'db.tbl:hwm:minOpen:open,ids:aborted,ids' "
+                  "(or the '$'-joined hive.txn.tables.valid.writeids form). Default: everything "
+                  "committed. Not used with --hive-version 2.")
+TXNS_HELP = ("ValidTxnList 'hwm:minOpenTxn:open:aborted' (Hive 4: decides which _v<txn> "
+             "directories are visible). With --hive-version 2 it is the snapshot itself, in 2.3's "
+             "'hwm:minOpenTxn[:exception]*' form. Default: everything committed.")
+VERSION_HELP = "Hive semantics to apply: 2 (2.3), 3 or 4."
+HIVE_VERSION = typer.Option(HiveVersion.v4, "--hive-version", help=VERSION_HELP)
+
+
+def emit(text: str) -> None:
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def emit_pieces(pieces: Iterable[str]) -> None:
+    """Write a long output piece by piece as it is made, never joined into one string."""
+    write = sys.stdout.write
+    for piece in pieces:
+        write(piece)
+    write("\n")
+
+
+def emit_json(doc) -> None:
+    from .output import dumps
+
+    emit(dumps(doc))
+
+
+def note(message: str) -> None:
+    """A line for the person at the terminal (stderr), never part of the command's output."""
+    from .output import one_line
+
+    print(f"acidtool: {one_line(message)}", file=sys.stderr)
+
+
+def silence_stdout() -> None:
+    """After the reader of stdout went away (`| head`): later writes go nowhere."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except OSError:
+        pass
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        emit(f"acidtool {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", callback=_version_callback,
+                                       is_eager=True, help="Print the version and exit."),
+          traceback: bool = typer.Option(False, "--traceback", help="On an error, show the "
+                                         "Python traceback instead of one line (may stand "
+                                         "anywhere on the line; or ACIDTOOL_TRACEBACK=1).")
+          ) -> None:
+    pass
+
+
+# ------------------------------------------------------------------------------------------------
+# Option values that typer does not parse itself
+
+
+def size_bytes(text: str | None) -> int | None:
+    """'512M', '2G', '100000' -> bytes."""
+    if text is None:
+        return None
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+    t = text.strip().upper().removesuffix("B").removesuffix("I")
+    try:
+        if t and t[-1] in units:
+            return int(float(t[:-1]) * units[t[-1]])
+        return int(t)
+    except ValueError:
+        raise UsageError(f"{text!r} is not a size (e.g. 512M, 2G)") from None
+
+
+def csv_items(value: str | None, what: str = "--columns needs at least one column name"
+              ) -> tuple[str, ...] | None:
+    """'a, b,c' -> ('a', 'b', 'c'); None stays None."""
+    if value is None:
+        return None
+    items = tuple(v.strip() for v in value.split(",") if v.strip())
+    if not items:
+        raise UsageError(what)
+    return items

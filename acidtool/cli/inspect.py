@@ -1,0 +1,176 @@
+"""`acidtool ls`, `dump` and `meta`: what a table holds, as Hive sees it."""
+
+from __future__ import annotations
+
+import enum
+import sys
+from typing import List, Optional
+
+import typer
+
+from .app import (HIVE_VERSION, TXNS_HELP, WRITE_IDS_HELP, Format, HiveVersion,
+                  app, csv_items, emit, emit_json, emit_pieces, note, silence_stdout)
+
+
+@app.command("ls")
+def ls_command(
+    path: str = typer.Argument(..., help="Table or partition directory: a local path, file://, "
+                               "hdfs://, or any fsspec URL (s3://, gs://, abfs://, memory://...)."),
+    write_ids: Optional[str] = typer.Option(None, "--write-ids", help=WRITE_IDS_HELP),
+    txns: Optional[str] = typer.Option(None, "--txns", help=TXNS_HELP),
+    hive_version: HiveVersion = HIVE_VERSION,
+    table: Optional[str] = typer.Option(None, "--table",
+                                        help="Which table of a multi-table --write-ids to use."),
+    fmt: Format = typer.Option(Format.table, "--format", help="table (for people) or json."),
+    files: bool = typer.Option(False, "--files", help="Also list the files inside each directory."),
+    ignore_empty_files: bool = typer.Option(
+        False, "--ignore-empty-files",
+        help="Skip zero-length original files, as Hive's ORC reader does (getAcidState's "
+             "ignoreEmptyFiles)."),
+) -> None:
+    """List a table directory and compute Hive's getAcidState selection for a snapshot.
+
+    Every child of each partition gets a status: selected (read), obsolete (superseded, the
+    cleaner deletes it), aborted, ignored (not visible in the snapshot, hidden), original
+    (pre-ACID data read with synthetic ROW__IDs) or foreign (not a name Hive writes).
+
+    Examples:
+
+      acidtool ls /warehouse/db.db/orders
+
+      acidtool ls s3://bucket/warehouse/orders --write-ids 'db.orders:12:9:9:' --format json
+
+      acidtool ls /warehouse/t --hive-version 2 --txns '150:121:99:121'
+
+    Exit status: 0 listed; 1 Hive would fail to read a partition (the report still prints);
+    2 bad option or unreadable path.
+    """
+    from .._gc import paused_gc
+    from ..core.snapshot import make_snapshot
+
+    snapshot = make_snapshot(hive_version.value, write_ids, txns, table)
+    # The collector stays off until the report is printed and freed: switched back on while
+    # the objects of a big listing are alive, its first pass would walk every one of them.
+    with paused_gc():
+        failures = _ls(path, snapshot, fmt, files, ignore_empty_files)
+    for failure in failures:
+        print(f"acidtool: {failure}", file=sys.stderr)
+    if failures:
+        raise typer.Exit(1)
+
+
+def _ls(path: str, snapshot, fmt: Format, files: bool, ignore_empty_files: bool) -> list[str]:
+    """Print the ls report; return what Hive would fail on, a line per failing partition."""
+    from .output import ls_json_pieces, ls_table
+    from ..commands.ls import inspect_table
+
+    state = inspect_table(path, snapshot, ignore_empty_files=ignore_empty_files)
+    if fmt is Format.json:
+        emit_pieces(ls_json_pieces(state, files))
+    else:
+        emit(ls_table(state, files))
+    return [f"{p.partition or p.location.url}: Hive would fail: {p.state.error.message}"
+            for p in state.partitions if p.state.error is not None]
+
+
+
+class Operation(str, enum.Enum):
+    insert = "insert"
+    update = "update"
+    delete = "delete"
+
+
+
+@app.command("dump")
+def dump_command(
+    targets: List[str] = typer.Argument(..., help="ORC files, base/delta directories, or table "
+                                        "and partition directories (then the files Hive reads)."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=0, help="Stop after N rows in all."),
+    bucket: Optional[int] = typer.Option(None, "--bucket", help="Only rows whose decoded bucket "
+                                         "id is ID (536936448 decodes to 1)."),
+    write_id: Optional[int] = typer.Option(None, "--write-id", help="Only rows whose "
+                                           "originalTransaction or currentTransaction is W."),
+    operation: Optional[Operation] = typer.Option(None, "--operation", help="Only insert, "
+                                                  "update or delete events."),
+    columns: Optional[str] = typer.Option(None, "--columns", help="Comma-separated columns of the "
+                                          "row struct to print (top-level columns of plain files)."),
+    decode: bool = typer.Option(False, "--decode", help='Add "bucketId", "statementId", '
+                                '"codecVersion" and "op" after the five ACID fields.'),
+    with_file: bool = typer.Option(False, "--with-file", help='Add "file": the path relative to '
+                                   "TARGET."),
+    synthetic_row_ids: bool = typer.Option(False, "--synthetic-row-ids", help="Print original "
+                                           "(non-ACID) files' rows as the ACID events Hive makes "
+                                           "of them, with the ROW__IDs Hive assigns."),
+    all_files: bool = typer.Option(False, "--all", help="For a table: every ORC file, obsolete "
+                                   "and aborted ones too, not only those Hive reads."),
+    write_ids: Optional[str] = typer.Option(None, "--write-ids", help=WRITE_IDS_HELP),
+    txns: Optional[str] = typer.Option(None, "--txns", help=TXNS_HELP),
+    hive_version: HiveVersion = HIVE_VERSION,
+) -> None:
+    """Print rows as JSON lines, exactly as `orc-tools data` prints them, without a JVM.
+
+    ACID files print {"operation":0,"originalTransaction":1,"bucket":536870912,"rowId":0,
+    "currentTransaction":1,"row":{...}} ("row":null for deletes); plain files print their rows.
+    No separator lines. Values are spelled as Java spells them (5000.0, 1.0E-5, decimals as
+    strings, timestamps as java.sql.Timestamp in UTC).
+
+    Examples:
+
+      acidtool dump /warehouse/t/delta_0000005_0000005_0000/bucket_00000
+
+      acidtool dump /warehouse/t --decode --with-file | head
+
+      acidtool dump /warehouse/t --operation delete --write-id 7
+
+    Exit status: 0 all files dumped; 1 a file was not readable ORC (the others are still
+    dumped) or Hive would fail to read the table; 2 bad option or missing path.
+    """
+    from ..commands.dump import DumpOptions, dump
+    from ..core.snapshot import make_snapshot
+
+    opts = DumpOptions(limit=limit, bucket=bucket, write_id=write_id,
+                       operation=operation.value if operation else None, columns=csv_items(columns),
+                       decode=decode, with_file=with_file, synthetic_row_ids=synthetic_row_ids,
+                       all_files=all_files,
+                       snapshot=make_snapshot(hive_version.value, write_ids, txns))
+    try:
+        result = dump(targets, opts, sys.stdout.buffer, note)
+    except BrokenPipeError:
+        # The reader went away (`| head`): what it wanted was written. Not an error.
+        silence_stdout()
+        raise typer.Exit(0)
+    if result.failures:
+        raise typer.Exit(1)
+
+
+@app.command("meta")
+def meta_command(
+    targets: List[str] = typer.Argument(..., help="ORC files, base/delta directories, or table "
+                                        "and partition directories."),
+    fmt: Format = typer.Option(Format.table, "--format", help="table (for people) or json."),
+    all_files: bool = typer.Option(False, "--all", help="For a table: every ORC file, not only "
+                                   "those Hive reads."),
+    hive_version: HiveVersion = HIVE_VERSION,
+) -> None:
+    """Show ORC file metadata: rows, stripes, compression, writer, schema, column statistics,
+    and Hive's ACID footer metadata decoded (hive.acid.key.index per stripe, hive.acid.stats,
+    hive.acid.version).
+
+    Examples:
+
+      acidtool meta /warehouse/t/delta_0000005_0000005_0000/bucket_00000
+
+      acidtool meta /warehouse/t --format json
+
+    Exit status: 0 ok; 1 a file was not readable ORC; 2 bad option or missing path.
+    """
+    from ..commands.meta import meta, meta_json
+    from .output import meta_text
+
+    result = meta(targets, all_files=all_files, hive_version=hive_version.value, note=note)
+    if fmt is Format.json:
+        emit_json([meta_json(m) for m in result.files])
+    elif result.files:
+        emit("\n\n".join(meta_text(m) for m in result.files))
+    if result.failed:
+        raise typer.Exit(1)

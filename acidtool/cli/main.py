@@ -1,0 +1,79 @@
+"""The entry point (``acidtool``): the one error boundary of the command line.
+
+Every failure becomes one line on stderr and an ``ExitStatus``: click's usage errors 2, acidtool's
+typed errors the status of their class, anything else 3 (an internal error, to report).
+``--traceback`` anywhere on the line (or ``ACIDTOOL_TRACEBACK=1``) shows the traceback instead.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import typer
+
+from ..core.errors import AcidToolError, ExitStatus
+from . import check, decode, inspect, rows, write  # noqa: F401 - each registers its commands
+from .app import app, decode_app, silence_stdout
+from .output import one_line
+
+app.add_typer(decode_app, name="decode")
+
+# Commands whose process never gives pandas objects to pyarrow (convert's Spark driver may).
+_PANDAS_FREE = ("dump", "read", "diff", "validate", "meta")
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if argv is None and args[:1] and args[0] in _PANDAS_FREE:
+        from ..io.nopandas import leave_pandas_out
+
+        leave_pandas_out()
+    traceback = "--traceback" in args or os.environ.get("ACIDTOOL_TRACEBACK") == "1"
+    args = [a for a in args if a != "--traceback"]
+    try:
+        status = app(args=args, prog_name="acidtool", standalone_mode=False)
+    except BrokenPipeError:
+        # Output went to a pipe that closed (e.g. `| head`): not an error.
+        silence_stdout()
+        status = ExitStatus.OK
+    except typer.TyperException as exc:  # click's usage errors, as typer raises them
+        if traceback:
+            raise
+        status = _usage_error(exc)
+    except AcidToolError as exc:
+        if traceback:
+            raise
+        _error_line(f"error: {exc}")
+        status = exc.exit_status
+    except (KeyboardInterrupt, typer.Abort):
+        _error_line("interrupted")
+        status = 130
+    except Exception as exc:  # noqa: BLE001 - the one place that turns bugs into one line
+        if traceback:
+            raise
+        _error_line(f"internal error: {type(exc).__name__}: {exc} "
+                    "(run again with --traceback and report it)")
+        status = ExitStatus.INTERNAL
+    sys.exit(int(status) if isinstance(status, int) else ExitStatus.OK)
+
+
+def _error_line(message: str) -> None:
+    print(f"acidtool: {one_line(message)}", file=sys.stderr)
+
+
+def _usage_error(exc: Exception) -> int:
+    """click's usage error as one line naming the help to read. A command group run without a
+    command prints its help, as `--help` would, and exits 2."""
+    ctx = getattr(exc, "ctx", None)
+    if type(exc).__name__ == "NoArgsIsHelpError" and ctx is not None:
+        print(ctx.get_help(), file=sys.stderr)
+        return ExitStatus.USAGE
+    where = ctx.command_path if ctx is not None else "acidtool"
+    message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+    _error_line(f"error: {message} (see '{where} --help')")
+    return ExitStatus.USAGE
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
