@@ -11,8 +11,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .io.acidwrite import DELETE, INSERT, Event, write_acid_file, write_plain_file
 from .core.bucket import encode_v1
+from .io.acidwrite import DELETE, INSERT, Event, write_acid_file, write_plain_file
 
 ROW = "struct<id:int,item:string,amount:double>"
 DEMO_WRITE_IDS = "shop.orders:5:9223372036854775807::5"

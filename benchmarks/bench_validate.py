@@ -22,10 +22,11 @@ import pyarrow.orc as paorc
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from acidtool.io.acidwrite import INSERT, Event, write_acid_file  # noqa: E402
-from acidtool.core.bucket import encode_v1  # noqa: E402
-from acidtool.commands.validate import ValidateOptions, validate  # noqa: E402
 from bench_ls import best_of, best_of_alternating  # noqa: E402
+
+from acidtool.commands.validate import ValidateOptions, validate  # noqa: E402
+from acidtool.core.bucket import encode_v1  # noqa: E402
+from acidtool.io.acidwrite import INSERT, Event, write_acid_file  # noqa: E402
 
 PARTITIONS, DELTAS, BUCKETS = 200, 10, 5
 

@@ -18,9 +18,9 @@ import random
 import pyarrow.orc as paorc
 import pytest
 
-from acidtool.io.acidwrite import INSERT, Event, write_acid_file
-from acidtool.core.bucket import encode_v1
 from acidtool.commands.validate import ValidateOptions, validate
+from acidtool.core.bucket import encode_v1
+from acidtool.io.acidwrite import INSERT, Event, write_acid_file
 
 from .helpers.layouts import acid, events, with_footer
 from .helpers.runner import run

@@ -13,13 +13,19 @@ import pyarrow.orc as paorc
 import pyorc
 import pytest
 
-from acidtool.io.acidwrite import DELETE, INSERT, Event, write_acid_file
 from acidtool.core.bucket import encode_v1
 from acidtool.demo import build_demo
+from acidtool.io.acidwrite import DELETE, INSERT, Event, write_acid_file
 
 from .helpers.layouts import acid, build, delta, events
-from .helpers.orcfiles import (ALL_TYPES, UTC, all_types_rows, reference_lines, write_orc,
-                               write_timestamps)
+from .helpers.orcfiles import (
+    ALL_TYPES,
+    UTC,
+    all_types_rows,
+    reference_lines,
+    write_orc,
+    write_timestamps,
+)
 from .helpers.runner import run, run_imports
 
 

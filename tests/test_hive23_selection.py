@@ -14,8 +14,8 @@ import pytest
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
-from acidtool.core.snapshot import make_snapshot
 from acidtool.commands.ls import inspect_table
+from acidtool.core.snapshot import make_snapshot
 
 pytestmark = pytest.mark.spark
 

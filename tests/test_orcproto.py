@@ -7,11 +7,18 @@ import pyarrow.orc as paorc
 import pyorc
 import pytest
 
-from acidtool.core.orcproto import (TAIL_GUESS, ProtoError, UnsupportedCompression,
-                                    encode_field, encode_varint, parse_file_tail,
-                                    parse_footer, parse_postscript)
-from acidtool.io.fs import resolve
+from acidtool.core.orcproto import (
+    TAIL_GUESS,
+    ProtoError,
+    UnsupportedCompression,
+    encode_field,
+    encode_varint,
+    parse_file_tail,
+    parse_footer,
+    parse_postscript,
+)
 from acidtool.io.footers import read_footer, read_footer_at
+from acidtool.io.fs import resolve
 
 from .helpers.orcfiles import ALL_TYPES, all_types_rows, write_orc
 from .helpers.runner import run

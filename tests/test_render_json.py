@@ -6,12 +6,12 @@ import pyarrow.fs as pafs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from acidtool.cli.output import RawJSON, dump_pieces, dumps, ls_json, ls_json_pieces
+from acidtool.commands.ls import PartitionState, TableState
 from acidtool.core.listing import Listing
 from acidtool.core.select import select
-from acidtool.io.fs import Location
-from acidtool.cli.output import RawJSON, dump_pieces, dumps, ls_json, ls_json_pieces
 from acidtool.core.snapshot import make_snapshot
-from acidtool.commands.ls import PartitionState, TableState
+from acidtool.io.fs import Location
 
 ACID_NAMES = st.builds(
     lambda prefix, lo, width, stmt, vis: f"{prefix}{lo:07d}_{lo + width:07d}{stmt}{vis}",

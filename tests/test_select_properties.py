@@ -7,7 +7,13 @@ from types import MappingProxyType
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acidtool.core.listing import UNKNOWN_SIZE, Listing, PathInfo, markers_needed, size_unseen
+from acidtool.core.listing import (
+    UNKNOWN_SIZE,
+    Listing,
+    PathInfo,
+    markers_needed,
+    size_unseen,
+)
 from acidtool.core.select import SELECTED, select, with_sizes
 from acidtool.core.snapshot import RangeResponse, ValidTxnList, ValidWriteIdList
 

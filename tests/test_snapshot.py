@@ -4,8 +4,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from acidtool.core.snapshot import (RangeResponse, SnapshotParseError, ValidTxnList,
-                                    ValidWriteIdList, parse_txn_write_ids, parse_write_ids)
+from acidtool.core.snapshot import (
+    RangeResponse,
+    SnapshotParseError,
+    ValidTxnList,
+    ValidWriteIdList,
+    parse_txn_write_ids,
+    parse_write_ids,
+)
 
 from .helpers.shared import case_params
 

@@ -7,8 +7,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from acidtool.core.partitions import discover_tables
 from acidtool.core.listing import PathInfo
+from acidtool.core.partitions import discover_tables
 
 from .helpers.layouts import acid, build, delta, events, orc_with_schema, plain
 from .helpers.runner import run, run_imports
@@ -431,9 +431,9 @@ def test_acid019_breaks_a_tie_by_path_not_by_gathering_order():
 
     a = ("file:///t/ds=1", ["int", "string"], ["delta_1/bucket_00000"])
     b = ("file:///t/ds=2", ["bigint", "string"], ["delta_1/bucket_00000"])
-    check = REGISTRY["ACID019"].check
+    rule = REGISTRY["ACID019"]
     for seen in ([a, b], [b, a]):
-        (finding,) = check(seen, Context())
+        (finding,) = rule.run(seen, Context())
         assert finding.path == "file:///t/ds=2/delta_1/bucket_00000"
         assert finding.details["expected"] == ["int", "string"]
 
@@ -567,8 +567,8 @@ def test_sizes_learnt_by_reading_are_the_sizes_a_listing_states(tmp_path, monkey
                                                                  hive):
     from acidtool.commands import validate as V
     from acidtool.core.listing import UNKNOWN_SIZE
-    from acidtool.io.fs import resolve
     from acidtool.core.snapshot import make_snapshot
+    from acidtool.io.fs import resolve
 
     table = _sizes_matter_table(tmp_path / "t")
     opts = V.ValidateOptions(level=level, jobs=1, snapshot=make_snapshot(hive_version=hive))

@@ -8,11 +8,20 @@ from typing import Callable
 
 import pytest
 
-from acidtool.io.acidwrite import DELETE, UPDATE, Event
 from acidtool.core.rules import REGISTRY
+from acidtool.io.acidwrite import DELETE, UPDATE, Event
 
-from .helpers.layouts import (MARK, ROW, acid, build, delta, events, orc_with_schema,
-                              plain, with_damaged_stripe)
+from .helpers.layouts import (
+    MARK,
+    ROW,
+    acid,
+    build,
+    delta,
+    events,
+    orc_with_schema,
+    plain,
+    with_damaged_stripe,
+)
 from .helpers.runner import run
 
 EVENT_SCHEMA = ("struct<operation:int,originalTransaction:bigint,bucket:int,rowId:bigint,"

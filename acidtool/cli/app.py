@@ -16,6 +16,7 @@ import typer
 
 from .. import __version__
 from ..core.errors import UsageError
+from ..core.versions import HiveVersion
 
 app = typer.Typer(
     name="acidtool",
@@ -37,12 +38,6 @@ class Format(str, enum.Enum):
     json = "json"
 
 
-class HiveVersion(str, enum.Enum):
-    v2 = "2"
-    v3 = "3"
-    v4 = "4"
-
-
 WRITE_IDS_HELP = ("Snapshot as a ValidWriteIdList, 'db.tbl:hwm:minOpen:open,ids:aborted,ids' "
                   "(or the '$'-joined hive.txn.tables.valid.writeids form). Default: everything "
                   "committed. Not used with --hive-version 2.")
@@ -50,7 +45,7 @@ TXNS_HELP = ("ValidTxnList 'hwm:minOpenTxn:open:aborted' (Hive 4: decides which 
              "directories are visible). With --hive-version 2 it is the snapshot itself, in 2.3's "
              "'hwm:minOpenTxn[:exception]*' form. Default: everything committed.")
 VERSION_HELP = "Hive semantics to apply: 2 (2.3), 3 or 4."
-HIVE_VERSION = typer.Option(HiveVersion.v4, "--hive-version", help=VERSION_HELP)
+HIVE_VERSION = typer.Option(HiveVersion.V4, "--hive-version", help=VERSION_HELP)
 
 
 def emit(text: str) -> None:

@@ -9,8 +9,7 @@ from typing import List, Optional
 import typer
 
 from ..core.errors import UsageError
-from .app import (TXNS_HELP, WRITE_IDS_HELP, Format, HiveVersion,
-                  app, emit, emit_json)
+from .app import TXNS_HELP, WRITE_IDS_HELP, Format, HiveVersion, app, emit, emit_json
 
 
 class Level(str, enum.Enum):
@@ -49,7 +48,7 @@ def validate_command(
                                 "of the five ACID columns."),
     write_ids: Optional[str] = typer.Option(None, "--write-ids", help=WRITE_IDS_HELP),
     txns: Optional[str] = typer.Option(None, "--txns", help=TXNS_HELP),
-    hive_version: HiveVersion = typer.Option(HiveVersion.v4, "--hive-version",
+    hive_version: HiveVersion = typer.Option(HiveVersion.V4, "--hive-version",
                                              help="Judge the table by what this Hive writes: "
                                              "2 (2.3), 3 or 4."),
     table: Optional[str] = typer.Option(None, "--table", help="db.table, for multi-table "
@@ -83,23 +82,27 @@ def validate_command(
 
     Examples:
 
+    \b
       acidtool validate /warehouse/shop.db/orders
-
       acidtool validate -r /warehouse --level rows --format junit > acid.xml
-
       acidtool validate /landing/orders --select ACID001,ACID004,ACID007 --fail-on warning
 
     Exit status: 0 nothing at or above --fail-on; 1 findings; 2 bad option or unreadable PATH.
     Nothing is ever written.
     """
-    from ..core.facts import Thresholds
-    from .output import validate_github, validate_json, validate_jsonl, validate_junit, \
-        validate_text
-    from ..core.snapshot import make_snapshot
     from ..commands.validate import ValidateOptions, validate
+    from ..core.facts import Thresholds
+    from ..core.snapshot import make_snapshot
+    from .output import (
+        validate_github,
+        validate_json,
+        validate_jsonl,
+        validate_junit,
+        validate_text,
+    )
 
     opts = ValidateOptions(
-        level=level.value, snapshot=make_snapshot(hive_version.value, write_ids, txns, table),
+        level=level.value, snapshot=make_snapshot(hive_version, write_ids, txns, table),
         snapshot_given=write_ids is not None or txns is not None, recursive=recursive,
         jobs=jobs, schema=schema, thresholds=Thresholds(delta_num, delta_pct),
         table_name=table, select=_codes(select_), ignore=_codes(ignore) or ())

@@ -34,7 +34,7 @@ def decode_write_ids(
     text: str = typer.Argument(..., help="A ValidWriteIdList ('db.t:hwm:minOpen:open:aborted'), "
                                "the '$'-joined multi-table form, or with --txns a ValidTxnList."),
     txns: bool = typer.Option(False, "--txns", help="Read TEXT as a ValidTxnList instead."),
-    hive_version: HiveVersion = typer.Option(HiveVersion.v4, "--hive-version",
+    hive_version: HiveVersion = typer.Option(HiveVersion.V4, "--hive-version",
                                              help="With --txns: 2 reads the 2.3 form."),
     fmt: Format = typer.Option(Format.table, "--format"),
 ) -> None:
@@ -42,14 +42,14 @@ def decode_write_ids(
 
     Examples:
 
+    \b
       acidtool decode write-ids 'db.t:100:4:4,7:5'
-
       acidtool decode write-ids --txns '150:121:99:121' --hive-version 2
     """
     from ..commands.decode import decode_snapshot
     from .output import decoded_snapshot_json, decoded_snapshot_text
 
-    decoded = decode_snapshot(text, txns=txns, hive_version=hive_version.value)
+    decoded = decode_snapshot(text, txns=txns, hive_version=hive_version)
     if fmt is Format.json:
         emit_json(decoded_snapshot_json(decoded))
     else:

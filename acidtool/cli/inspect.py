@@ -8,8 +8,20 @@ from typing import List, Optional
 
 import typer
 
-from .app import (HIVE_VERSION, TXNS_HELP, WRITE_IDS_HELP, Format, HiveVersion,
-                  app, csv_items, emit, emit_json, emit_pieces, note, silence_stdout)
+from .app import (
+    HIVE_VERSION,
+    TXNS_HELP,
+    WRITE_IDS_HELP,
+    Format,
+    HiveVersion,
+    app,
+    csv_items,
+    emit,
+    emit_json,
+    emit_pieces,
+    note,
+    silence_stdout,
+)
 
 
 @app.command("ls")
@@ -36,10 +48,9 @@ def ls_command(
 
     Examples:
 
+    \b
       acidtool ls /warehouse/db.db/orders
-
       acidtool ls s3://bucket/warehouse/orders --write-ids 'db.orders:12:9:9:' --format json
-
       acidtool ls /warehouse/t --hive-version 2 --txns '150:121:99:121'
 
     Exit status: 0 listed; 1 Hive would fail to read a partition (the report still prints);
@@ -48,7 +59,7 @@ def ls_command(
     from .._gc import paused_gc
     from ..core.snapshot import make_snapshot
 
-    snapshot = make_snapshot(hive_version.value, write_ids, txns, table)
+    snapshot = make_snapshot(hive_version, write_ids, txns, table)
     # The collector stays off until the report is printed and freed: switched back on while
     # the objects of a big listing are alive, its first pass would walk every one of them.
     with paused_gc():
@@ -61,8 +72,8 @@ def ls_command(
 
 def _ls(path: str, snapshot, fmt: Format, files: bool, ignore_empty_files: bool) -> list[str]:
     """Print the ls report; return what Hive would fail on, a line per failing partition."""
-    from .output import ls_json_pieces, ls_table
     from ..commands.ls import inspect_table
+    from .output import ls_json_pieces, ls_table
 
     state = inspect_table(path, snapshot, ignore_empty_files=ignore_empty_files)
     if fmt is Format.json:
@@ -116,10 +127,9 @@ def dump_command(
 
     Examples:
 
+    \b
       acidtool dump /warehouse/t/delta_0000005_0000005_0000/bucket_00000
-
       acidtool dump /warehouse/t --decode --with-file | head
-
       acidtool dump /warehouse/t --operation delete --write-id 7
 
     Exit status: 0 all files dumped; 1 a file was not readable ORC (the others are still
@@ -132,7 +142,7 @@ def dump_command(
                        operation=operation.value if operation else None, columns=csv_items(columns),
                        decode=decode, with_file=with_file, synthetic_row_ids=synthetic_row_ids,
                        all_files=all_files,
-                       snapshot=make_snapshot(hive_version.value, write_ids, txns))
+                       snapshot=make_snapshot(hive_version, write_ids, txns))
     try:
         result = dump(targets, opts, sys.stdout.buffer, note)
     except BrokenPipeError:
@@ -158,8 +168,8 @@ def meta_command(
 
     Examples:
 
+    \b
       acidtool meta /warehouse/t/delta_0000005_0000005_0000/bucket_00000
-
       acidtool meta /warehouse/t --format json
 
     Exit status: 0 ok; 1 a file was not readable ORC; 2 bad option or missing path.
@@ -167,7 +177,7 @@ def meta_command(
     from ..commands.meta import meta, meta_json
     from .output import meta_text
 
-    result = meta(targets, all_files=all_files, hive_version=hive_version.value, note=note)
+    result = meta(targets, all_files=all_files, hive_version=hive_version, note=note)
     if fmt is Format.json:
         emit_json([meta_json(m) for m in result.files])
     elif result.files:

@@ -7,16 +7,19 @@ typed errors the status of their class, anything else 3 (an internal error, to r
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 
 import typer
 
 from ..core.errors import AcidToolError, ExitStatus
-from . import check, decode, inspect, rows, write  # noqa: F401 - each registers its commands
 from .app import app, decode_app, silence_stdout
 from .output import one_line
 
+# Each module registers its commands; --help lists them in this order.
+for _module in ("inspect", "check", "rows", "write", "decode"):
+    importlib.import_module(f"{__package__}.{_module}")
 app.add_typer(decode_app, name="decode")
 
 # Commands whose process never gives pandas objects to pyarrow (convert's Spark driver may).
@@ -32,7 +35,7 @@ def main(argv: list[str] | None = None) -> None:
     traceback = "--traceback" in args or os.environ.get("ACIDTOOL_TRACEBACK") == "1"
     args = [a for a in args if a != "--traceback"]
     try:
-        status = app(args=args, prog_name="acidtool", standalone_mode=False)
+        status = command().main(args=args, prog_name="acidtool", standalone_mode=False)
     except BrokenPipeError:
         # Output went to a pipe that closed (e.g. `| head`): not an error.
         silence_stdout()
@@ -56,6 +59,35 @@ def main(argv: list[str] | None = None) -> None:
                     "(run again with --traceback and report it)")
         status = ExitStatus.INTERNAL
     sys.exit(int(status) if isinstance(status, int) else ExitStatus.OK)
+
+
+def command():
+    """The click command typer makes of the app, with every argument and option value named in
+    capitals in --help (`PATH`, `--write-ids WRITE_IDS`), not as typer's `{path}` and `<str>`."""
+    import typer.main
+
+    group = typer.main.get_command(app)
+    stack = [group]
+    while stack:
+        cmd = stack.pop()
+        stack.extend(getattr(cmd, "commands", {}).values())
+        for param in cmd.params:
+            flag = getattr(param, "is_flag", False) or getattr(param, "count", False)
+            choice = hasattr(param.type, "choices")
+            if param.metavar is None and not flag and not choice:
+                param.metavar = param.name.upper()
+            if param.param_type_name == "argument":
+                param.make_metavar = _argument_metavar(param)
+    return group
+
+
+def _argument_metavar(param):
+    """PATH, TARGETS... or [PATH] in the usage line (typer writes {PATH} for a required one)."""
+    name = param.metavar + ("..." if param.nargs != 1 else "")
+
+    def make_metavar(ctx, *, usage: bool = False) -> str:
+        return f"[{name}]" if usage and not param.required else name
+    return make_metavar
 
 
 def _error_line(message: str) -> None:

@@ -5,13 +5,15 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from json.encoder import encode_basestring as _quote  # the encoder's own, ensure_ascii=False
+from json.encoder import (
+    encode_basestring as _quote,  # the encoder's own, ensure_ascii=False
+)
 from typing import Iterable, Iterator, NamedTuple
 
-from ..core.listing import PathInfo
-from ..core.names import FileName, NO_STATEMENT
-from ..core.select import STATUSES, AcidState, Entry
 from ..commands.ls import PartitionState, TableState
+from ..core.listing import PathInfo
+from ..core.names import NO_STATEMENT, FileName
+from ..core.select import STATUSES, AcidState, Entry
 
 LS_SCHEMA_VERSION = 1
 

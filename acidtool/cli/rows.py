@@ -9,8 +9,17 @@ from typing import Optional
 import typer
 
 from ..core.errors import UsageError
-from .app import (HIVE_VERSION, TXNS_HELP, WRITE_IDS_HELP, HiveVersion,
-                  app, csv_items, note, silence_stdout, size_bytes)
+from .app import (
+    HIVE_VERSION,
+    TXNS_HELP,
+    WRITE_IDS_HELP,
+    HiveVersion,
+    app,
+    csv_items,
+    note,
+    silence_stdout,
+    size_bytes,
+)
 
 
 class ReadFormat(str, enum.Enum):
@@ -49,10 +58,10 @@ def read_command(
 
     Examples:
 
+    \b
       acidtool read /warehouse/shop.db/orders --limit 10
-
-      acidtool read /warehouse/shop.db/orders --write-ids 'shop.orders:41:9223372036854775807::'
-      --format parquet -o orders.parquet
+      acidtool read /warehouse/shop.db/orders --write-ids 'shop.orders:41:9223372036854775807::' \\
+        --format parquet -o orders.parquet
 
     From Python: acidtool.open_table(url).snapshot(write_ids=...).to_arrow()
 
@@ -65,7 +74,7 @@ def read_command(
     if fmt in (ReadFormat.parquet, ReadFormat.orc) and output is None and sys.stdout.isatty():
         raise UsageError(f"--format {fmt.value} writes binary data: give --output FILE or "
                          "redirect stdout")
-    snap = Table(path).snapshot(write_ids, txns, hive_version.value, table=table,
+    snap = Table(path).snapshot(write_ids, txns, hive_version, table=table,
                                 with_row_id=with_row_id, columns=csv_items(columns),
                                 memory_limit=size_bytes(memory_limit))
     try:
@@ -97,8 +106,8 @@ def diff_command(
 
     Examples:
 
+    \b
       acidtool diff /warehouse/shop.db/orders --from-write-id 5 --to-write-id 9
-
       acidtool diff /warehouse/t --from 'db.t:5:9223372036854775807::' --to 'db.t:9:7:7:'
 
     Exit status: 0 ok; 1 Hive would refuse a snapshot; 2 bad option or unreadable path.
@@ -107,7 +116,7 @@ def diff_command(
 
     inserted, deleted = diff(path, before=from_, after=to, before_write_id=from_write_id,
                              after_write_id=to_write_id, txns=txns,
-                             hive_version=hive_version.value, table=table)
+                             hive_version=hive_version, table=table)
     try:
         write_diff(inserted, deleted, sys.stdout.buffer)
         sys.stdout.buffer.flush()

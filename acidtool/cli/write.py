@@ -37,7 +37,7 @@ def convert_command(
                                             "--table."),
     statement_id: int = typer.Option(0, "--statement-id", help="The delta's statement id."),
     compression: Compression = typer.Option(Compression.zlib, "--compression"),
-    hive_version: HiveVersion = typer.Option(HiveVersion.v4, "--hive-version",
+    hive_version: HiveVersion = typer.Option(HiveVersion.V4, "--hive-version",
                                              help="3 and 4 write Hive 3's form; 2 writes Hive "
                                              "2's (plain bucket ids, no _orc_acid_version)."),
     buckets: Optional[int] = typer.Option(None, "--buckets", min=1, help="Bucketed table: the "
@@ -71,10 +71,10 @@ def convert_command(
 
     Examples:
 
+    \b
       acidtool convert /landing/orders/*.orc --table /warehouse/shop.db/orders --write-id auto
-
-      acidtool convert /landing/items --table /warehouse/shop.db/items --write-id 42
-      --schema 'struct<id:bigint,name:string>' --buckets 4 --bucket-by id --move-sources /done
+      acidtool convert /landing/items --table /warehouse/shop.db/items --write-id 42 \\
+        --schema 'struct<id:bigint,name:string>' --buckets 4 --bucket-by id --move-sources /done
 
     Exit status: 0 committed (or planned, with --dry-run); 1 a failure while writing (nothing
     committed); 2 a problem found before writing (bad source, schema, write id, option).
@@ -84,7 +84,7 @@ def convert_command(
 
     opts = ConvertOptions(
         table=table, write_id=write_id, partition=partition, statement_id=statement_id,
-        compression=compression.value, hive_version=hive_version.value, buckets=buckets,
+        compression=compression.value, hive_version=hive_version, buckets=buckets,
         bucket_by=tuple(c.strip() for c in (bucket_by or "").split(",") if c.strip()),
         bucketing_version=bucketing_version, max_file_rows=max_file_rows, schema=schema,
         by_position=by_position, move_sources=move_sources_to)

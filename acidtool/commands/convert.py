@@ -27,12 +27,20 @@ import pyarrow.compute as pc
 import pyarrow.orc as paorc
 
 from ..core.bucket import encode_v1
-from ..core.hashing import bucket_number
-from ..core.names import ACID_VERSION_FILE, Base, Delta, bucket_file_name, is_hidden, parse_dir_name
-from ..core.orctypes import TypeStringError, struct_fields
 from ..core.errors import AcidToolError, OrcReadError, UsageError
-from ..io.fs import Location, kind_of, list_tree, resolve
+from ..core.hashing import bucket_number
+from ..core.names import (
+    ACID_VERSION_FILE,
+    Base,
+    Delta,
+    bucket_file_name,
+    is_hidden,
+    parse_dir_name,
+)
+from ..core.orctypes import TypeStringError, struct_fields
+from ..core.versions import HiveVersion
 from ..io.footers import footer_through_pyarrow
+from ..io.fs import Location, kind_of, list_tree, resolve
 from ..io.orc import fragment_batches, is_acid_schema, open_orc
 from ..io.orcpatch import with_user_metadata
 
@@ -88,7 +96,7 @@ class ConvertOptions:
     partition: str | None = None
     statement_id: int = 0
     compression: str = "zlib"
-    hive_version: str = "4"
+    hive_version: HiveVersion = HiveVersion.V4
     buckets: int | None = None
     bucket_by: tuple[str, ...] = ()
     bucketing_version: int = 2
@@ -97,6 +105,9 @@ class ConvertOptions:
     by_position: bool = False
     move_sources: str | None = None
     stripe_size: int = 64 * 1024 * 1024
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "hive_version", HiveVersion.of(self.hive_version))
 
 
 @dataclass(frozen=True)
@@ -382,7 +393,8 @@ def acid_metadata(write_id: int, bucket_property: int, stripe_rows: Sequence[int
     """What OrcRecordUpdater puts in the footer for an insert-only file."""
     entries, end = [], 0
     stripes = list(stripe_rows)
-    if hive_version == "2":
+    hive_version = HiveVersion.of(hive_version)
+    if hive_version.key_index_may_skip_last_stripe:
         stripes = stripes[:-1]  # Hive 2 writes the last stripe after the metadata
     for n in stripes:
         end += n
@@ -390,7 +402,7 @@ def acid_metadata(write_id: int, bucket_property: int, stripe_rows: Sequence[int
             entries.append(f"{write_id},{bucket_property},{end - 1};")
     meta = {"hive.acid.key.index": "".join(entries).encode(),
             "hive.acid.stats": f"{rows},0,0".encode()}
-    if hive_version != "2":
+    if hive_version.writes_acid_version:
         meta["hive.acid.version"] = b"2"
     return meta
 
@@ -420,8 +432,8 @@ class BucketWriter:
 
     def __init__(self, options: ConvertOptions, write_id: int, bucket_id: int):
         self.options, self.write_id, self.bucket_id = options, write_id, bucket_id
-        self.property = bucket_id if options.hive_version == "2" else encode_v1(
-            bucket_id, options.statement_id)
+        self.property = (encode_v1(bucket_id, options.statement_id)
+                         if options.hive_version.bucket_codec else bucket_id)
         self.sink = pa.BufferOutputStream()
         self.writer = paorc.ORCWriter(self.sink, compression=options.compression,
                                       stripe_size=options.stripe_size)
@@ -578,7 +590,7 @@ def commit(p: Plan, files: dict[str, tuple[bytes, int]] | StagedWriter, started:
                     out.write(data)
                 summary.files[name] = rows
                 summary.bytes += len(data)
-        if o.hive_version != "2":
+        if o.hive_version.writes_acid_version:
             with fs.open_output_stream(staged.join(ACID_VERSION_FILE)) as out:
                 out.write(b"2")
         final = p.target.child(p.directory)

@@ -31,10 +31,17 @@ from typing import Iterator, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .convert import BucketWriter, BucketWriters, ConvertOptions, GroupWriter, Plan, _batches
 from ..core.hashing import bucket_number
 from ..core.names import bucket_file_name
 from ..io.fs import Location, resolve
+from .convert import (
+    BucketWriter,
+    BucketWriters,
+    ConvertOptions,
+    GroupWriter,
+    Plan,
+    _batches,
+)
 
 _SPARK_TYPES = {
     pa.bool_(): "boolean", pa.int8(): "tinyint", pa.int16(): "smallint", pa.int32(): "int",
@@ -298,8 +305,8 @@ def write_delta(df, table: str, write_id: int, *, schema: str | None = None,
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    from .convert import Source, _existing, _kind_of, commit
     from ..core.names import Delta
+    from .convert import Source, _existing, _kind_of, commit
 
     opts = ConvertOptions(table=table, write_id=str(write_id), statement_id=statement_id,
                           buckets=buckets, bucket_by=tuple(bucket_by),

@@ -7,8 +7,12 @@ from typing import Sequence
 
 from ..core.bucket import BucketCodecError, decode
 from ..core.errors import UsageError
-from ..core.snapshot import (SnapshotParseError, ValidTxnList, ValidWriteIdList,
-                             parse_txn_write_ids)
+from ..core.snapshot import (
+    SnapshotParseError,
+    ValidTxnList,
+    ValidWriteIdList,
+    parse_txn_write_ids,
+)
 from ..core.versions import HiveVersion
 
 

@@ -18,15 +18,22 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..core.bucket import encode_v1
+from ..core.errors import OrcReadError, PathError, UsageError
 from ..core.javafmt import gson_string
 from ..core.names import FileName, is_hidden, parse_bucket_id, parse_dir_name
 from ..core.select import AcidState
-from ..core.errors import OrcReadError, PathError, UsageError
-from ..io.fs import Location, kind_of, list_tree, resolve
-from ..io.jsonl import (FileContext, Literal, format_parts, format_values, lines_buffer,
-                    object_text)
-from ..io.orc import OrcSource, TimestampRangeError, open_orc, scan_batches
 from ..core.snapshot import Snapshot, make_snapshot
+from ..core.versions import HiveVersion
+from ..io.fs import Location, kind_of, list_tree, resolve
+from ..io.jsonl import (
+    FileContext,
+    Literal,
+    format_parts,
+    format_values,
+    lines_buffer,
+    object_text,
+)
+from ..io.orc import OrcSource, TimestampRangeError, open_orc, scan_batches
 from .ls import inspect_table
 
 CHUNK_ROWS = 65_536
@@ -89,13 +96,14 @@ def _synthetic_ids(files: Sequence[tuple[str, int]], version: str, otid: int,
                    statement: int) -> dict[str, Synthetic]:
     """Hive 3+: row ids run on across the files of one bucket, in path order; 2.x restarts
     them in every file."""
+    version = HiveVersion.of(version)
     out = {}
     running: dict[int, int] = {}
     for rel, rows in files:
         bucket, _ = parse_bucket_id(rel.rsplit("/", 1)[-1], version)
         bucket = max(bucket, 0)
-        prop = bucket if version == "2" else encode_v1(bucket, statement)
-        start = 0 if version == "2" else running.get(bucket, 0)
+        prop = encode_v1(bucket, statement) if version.bucket_codec else bucket
+        start = running.get(bucket, 0) if version.sorts_originals else 0
         out[rel] = Synthetic(otid, prop, start)
         running[bucket] = start + rows
     return out
@@ -208,8 +216,8 @@ def _single_file(loc: Location, opts: DumpOptions) -> DumpFile:
                 synthetic = next((f.synthetic for f in synthetic if f.rel == name), None)
             if synthetic is None:
                 bucket, _ = parse_bucket_id(name, opts.snapshot.hive_version)
-                prop = (max(bucket, 0) if opts.snapshot.hive_version == "2"
-                        else encode_v1(max(bucket, 0), 0))
+                prop = (encode_v1(max(bucket, 0), 0) if opts.snapshot.hive_version.bucket_codec
+                        else max(bucket, 0))
                 synthetic = Synthetic(0, prop, 0)
     return DumpFile(loc, "", name, synthetic)
 

@@ -12,8 +12,8 @@ from .._gc import paused_gc
 from ..core.listing import Listing, PathInfo, markers_needed
 from ..core.partitions import split_partitions
 from ..core.select import AcidState, select
-from ..io.fs import Location, list_tree, read_bytes, require_dir, resolve
 from ..core.snapshot import Snapshot, make_snapshot
+from ..io.fs import Location, list_tree, read_bytes, require_dir, resolve
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,6 @@ Hive 2.3's OrcRawRecordMerger does.
 from __future__ import annotations
 
 import functools
-
 from dataclasses import dataclass, field
 from typing import Iterator, Sequence
 
@@ -20,13 +19,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..core.bucket import encode_v1
+from ..core.errors import AcidToolError, ExitStatus, OrcReadError
 from ..core.names import FLUSH_LENGTH_SUFFIX, FileName, parse_bucket_id
 from ..core.orcproto import Footer
 from ..core.select import AcidState
-from ..core.errors import AcidToolError, ExitStatus, OrcReadError
+from ..core.snapshot import Snapshot
 from ..io.footers import read_footer
 from ..io.orc import ACID_COLUMNS, acid_type_problem, open_orc, scan_batches
-from ..core.snapshot import Snapshot
 from .ls import PartitionState
 
 KEY = ["originalTransaction", "bucket", "rowId"]
@@ -96,7 +95,7 @@ class PartitionReader:
         self.columns = list(columns) if columns else None
         self.row_names = list(row_names) if row_names else None
         self.version = snapshot.hive_version
-        ids = snapshot.txns if self.version == "2" else snapshot.write_ids
+        ids = snapshot.write_ids if self.version.has_write_ids else snapshot.txns
         self.ids = ids
         if self.state.error is not None:
             raise SnapshotError(f"{part.location.url}: Hive would fail: {self.state.error.message}")
@@ -123,9 +122,9 @@ class PartitionReader:
             for rel in st.original_files:
                 b = _bucket_from_name(rel.rsplit("/", 1)[-1], version)
                 b = max(b, 0)
-                start = 0 if version == "2" else running.get(b, 0)
+                start = running.get(b, 0) if version.sorts_originals else 0
                 add(_File(rel, b, "raw", None, 0, 0, start))
-                if version != "2":
+                if version.sorts_originals:
                     running[b] = start + self._rows(rel)
         dirs = ([st.base_entry] if st.base else []) + st.delta_entries
         for entry in dirs:
@@ -152,8 +151,8 @@ class PartitionReader:
 
     @property
     def legacy(self) -> bool:
-        return self.version == "2" and not any(e.kind == "delete_delta"
-                                               for e in self.state.entries)
+        return not self.version.split_update and not any(e.kind == "delete_delta"
+                                                         for e in self.state.entries)
 
     @functools.cached_property
     def _sizes(self) -> dict[str, int]:
@@ -213,7 +212,7 @@ class PartitionReader:
         row_start = f.start_row
         for batch in _events(src, None, False):
             n = batch.num_rows
-            prop = f.bucket if self.version == "2" else encode_v1(f.bucket, f.statement)
+            prop = encode_v1(f.bucket, f.statement) if self.version.bucket_codec else f.bucket
             row = pa.StructArray.from_arrays(batch.columns, names=batch.schema.names)
             events = pa.RecordBatch.from_arrays([
                 pa.array([0] * n, pa.int32()),

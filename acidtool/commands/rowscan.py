@@ -8,9 +8,9 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..core.errors import OrcReadError
 from ..core.facts import FileFacts, RowFacts
 from ..core.names import FLUSH_LENGTH_SUFFIX
-from ..core.errors import OrcReadError
 from ..io.fs import Location
 from ..io.orc import ACID_COLUMNS, FlushLength, open_orc, scan_batches
 

@@ -21,18 +21,38 @@ from types import MappingProxyType
 from typing import Callable, Sequence
 
 from .._gc import paused_gc
+from ..core.errors import PathError, UsageError
 from ..core.facts import Context, PartitionFacts, TableFacts, Thresholds
 from ..core.listing import UNKNOWN_SIZE, Listing, markers_needed
 from ..core.names import ACID_VERSION_FILE, FLUSH_LENGTH_SUFFIX
-from ..core.partitions import (PartitionListing, discover_tables, is_partition_component,
-                              split_partitions)
-from ..core.rules import (REGISTRY, SEVERITIES, Finding, add_gathered, check_partitions,
-                          check_table, data_file_names, run_rules)
+from ..core.partitions import (
+    PartitionListing,
+    discover_tables,
+    is_partition_component,
+    split_partitions,
+)
+from ..core.rules import (
+    REGISTRY,
+    SEVERITIES,
+    Finding,
+    add_gathered,
+    check_partitions,
+    check_table,
+    data_file_names,
+    run_rules,
+)
 from ..core.select import select, with_sizes
-from ..core.errors import PathError, UsageError
-from ..io.fs import Location, kind_of, list_tree, read_bytes, require_dir, resolve, size_if_any
-from ..io.footers import read_footer_and_bytes
 from ..core.snapshot import Snapshot, make_snapshot
+from ..io.footers import read_footer_and_bytes
+from ..io.fs import (
+    Location,
+    kind_of,
+    list_tree,
+    read_bytes,
+    require_dir,
+    resolve,
+    size_if_any,
+)
 
 
 @dataclass(frozen=True)
@@ -97,7 +117,7 @@ def _files_to_read(listing: Listing, state, hive_version: str
                 side = name + FLUSH_LENGTH_SUFFIX
                 files.append((f"{e.name}/{name}", in_dir[name],
                               f"{e.name}/{side}" if side in in_dir else None))
-            if ACID_VERSION_FILE in in_dir and hive_version != "2":
+            if ACID_VERSION_FILE in in_dir and hive_version.writes_acid_version:
                 markers.append(f"{e.name}/{ACID_VERSION_FILE}")
     if state.base is None and state.original_files:
         sizes = {p.path: p.size for p in listing.paths if not p.is_dir}

@@ -11,6 +11,7 @@ from typing import Mapping, NamedTuple
 
 from .orcproto import Footer
 from .select import AcidState
+from .versions import HiveVersion
 
 LEVELS = ("names", "metadata", "rows")
 # The top-level columns of an ACID event file, in order.
@@ -82,12 +83,15 @@ class Thresholds:
 
 @dataclass(frozen=True)
 class Context:
-    hive_version: str = "4"
+    hive_version: HiveVersion = HiveVersion.V4
     level: str = "metadata"
     snapshot_given: bool = False
     schema: str | None = None  # --schema: the table's columns as an ORC struct type
     thresholds: Thresholds = field(default_factory=Thresholds)
     table_name: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "hive_version", HiveVersion.of(self.hive_version))
 
     def at_least(self, level: str) -> bool:
         return LEVELS.index(self.level) >= LEVELS.index(level)

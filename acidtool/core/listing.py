@@ -13,8 +13,14 @@ from types import MappingProxyType
 from typing import Iterable, Mapping, NamedTuple
 
 from .javanum import java_string_key
-from .names import (BASE_PREFIX, DELETE_DELTA_PREFIX, DELTA_PREFIX, METADATA_FILE,
-                    is_partition_component)
+from .names import (
+    BASE_PREFIX,
+    DELETE_DELTA_PREFIX,
+    DELTA_PREFIX,
+    METADATA_FILE,
+    is_partition_component,
+)
+from .versions import HiveVersion
 
 # The size of a file listed without one (PathInfo.size). validate learns the size of each file
 # it reads from the open file, and a stat per file costs a tenth of checking a small one; so
@@ -135,7 +141,7 @@ def _java_order_key(names: list[str]):
 def markers_needed(paths: Iterable[PathInfo], hive_version: str) -> list[str]:
     """The ``_metadata_acid`` files (directly inside a ``base_`` directory) whose contents the
     selection may read. Hive 2.3 reads none."""
-    if hive_version == "2":
+    if not HiveVersion.of(hive_version).reads_base_markers:
         return []
     return [p.path for p in paths
             if not p.is_dir and p.path.startswith(BASE_PREFIX) and p.path.count("/") == 1

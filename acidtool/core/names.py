@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from .errors import InvalidNameError
 from .javanum import JavaNumberFormatError, java_string_key, parse_int, parse_long
-from .versions import normalize_hive_version
+from .versions import HiveVersion, normalize_hive_version
 
 BASE_PREFIX = "base_"
 DELTA_PREFIX = "delta_"
@@ -28,7 +28,6 @@ ACID_VERSION_FILE = "_orc_acid_version"
 METADATA_FILE = "_metadata_acid"
 VISIBILITY_INFIX = "_v"
 NO_STATEMENT = -1
-_NORMAL = ("2", "3", "4")
 # Writers' own spelling; 18 digits always fit a long and 9 an int.
 _CANONICAL_DELTA = re.compile(r"(delete_)?delta_([0-9]{1,18})_([0-9]{1,18})(?:_([0-9]{1,9}))?")
 
@@ -64,9 +63,9 @@ def _number(parse, text: str, name: str) -> int:
         ) from None
 
 
-def _visibility(name: str, version: str) -> tuple[str, int]:
+def _visibility(name: str, version: HiveVersion) -> tuple[str, int]:
     """Hive 4 cuts the name at the first '_v' and parses what follows as the visibility txn id."""
-    if version != "4":
+    if not version.visibility_suffix:
         return name, 0
     idx = name.find(VISIBILITY_INFIX)
     if idx < 0:
@@ -159,7 +158,7 @@ class Delta:
         else:
             raise InvalidNameError(f"not a delta directory name: {name!r}",
                                    hive_exception="java.lang.IllegalArgumentException", path=name)
-        version = hive_version if hive_version in _NORMAL else normalize_hive_version(hive_version)
+        version = HiveVersion.of(hive_version)
         head, visibility = _visibility(name, version)
         rest = head[len(prefix):]
         first = rest.find("_")
@@ -280,14 +279,14 @@ def parse_bucket_id(name: str, hive_version: str = "4") -> tuple[int, int | None
     other names. Hive 2.3 has no ``_copy_N`` pattern.
     """
     version = normalize_hive_version(hive_version)
-    if version == "4":
+    if version.bucket_attempt_suffix:
         m = _BUCKET_V4.fullmatch(name)
         if m:
             attempt = _number(parse_int, m.group(2)[1:], name) if m.group(2) else None
             return _number(parse_int, m.group(1), name), attempt
     elif name.startswith(BUCKET_PREFIX):
         return _number(parse_int, name[len(BUCKET_PREFIX):], name), None
-    pattern_ok = _ORIGINAL.fullmatch(name) or (version != "2" and _ORIGINAL_COPY.fullmatch(name))
+    pattern_ok = _ORIGINAL.fullmatch(name) or (version.copy_file_names and _ORIGINAL_COPY.fullmatch(name))
     if pattern_ok:
         return _number(parse_int, name[: name.index("_")], name), None
     return -1, None

@@ -17,14 +17,26 @@ import json
 from dataclasses import dataclass, field
 from typing import Mapping, NamedTuple
 
-from .errors import (AcidStateError, InvalidMetadataError, MissingTxnListError,
-                     NotEnoughHistoryError)
+from .errors import (
+    AcidStateError,
+    InvalidMetadataError,
+    MissingTxnListError,
+    NotEnoughHistoryError,
+)
 from .javanum import LONG_MIN, java_string_key
 from .listing import UNKNOWN_SIZE, Child, Listing, PathInfo
-from .names import (HIDDEN_PREFIXES, METADATA_FILE, NO_STATEMENT, Base, Delta, FileName,
-                    is_hidden, parse_dir_name)
+from .names import (
+    HIDDEN_PREFIXES,
+    METADATA_FILE,
+    NO_STATEMENT,
+    Base,
+    Delta,
+    FileName,
+    is_hidden,
+    parse_dir_name,
+)
 from .snapshot import RangeResponse, ValidTxnList, ValidWriteIdList
-from .versions import normalize_hive_version
+from .versions import HiveVersion, normalize_hive_version
 
 SELECTED = "selected"
 OBSOLETE = "obsolete"
@@ -107,7 +119,7 @@ def read_compacted_marker(content: bytes, hive_version: str, path: str) -> bool:
             f"{path}: Unexpected Meta Data version: {version}",
             hive_exception="java.lang.IllegalStateException", path=path)
     data_format = doc.get("dataFormat")
-    if hive_version == "3":
+    if HiveVersion.of(hive_version) is HiveVersion.V3:  # 3.1 compares the lower-case string exactly
         if data_format == "compacted":
             return True
     else:
@@ -160,7 +172,7 @@ class _Work:
 
 
 def _default_snapshot(version: str, write_ids, txns):
-    if version == "2":
+    if not version.has_write_ids:
         # Hive 2.3: directory numbers are transaction ids, and the txn list is the snapshot.
         if isinstance(txns, ValidTxnList):
             return txns
@@ -216,7 +228,7 @@ def _select(work: _Work, children: list[Child]) -> AcidState:
     oldest: Base | None = None
     oldest_compacted: bool | None = None  # Hive 4 knows it when tracking; Hive 3 reads it at the end
 
-    v4 = version == "4"
+    v4 = version.visibility_suffix
     for child in children:  # the hot loop: one pass per child, tens of thousands in big tables
         name, is_dir, size, _ = child
         if name.startswith(HIDDEN_PREFIXES):  # is_hidden, inline in the hot loop
@@ -246,9 +258,9 @@ def _select(work: _Work, children: list[Child]) -> AcidState:
             _visit_delta(work, acid, working)
 
     if best is None and oldest is not None:
-        if version == "3":
+        if version is HiveVersion.V3:  # 3 reads the oldest base's marker only now
             oldest_compacted = work.compacted(oldest)
-        if version == "2" or oldest_compacted:
+        if not version.reads_base_markers or oldest_compacted:
             raise _not_enough_history(work, oldest)
 
     # Step 2: originals are only read when no base was chosen.
@@ -260,7 +272,7 @@ def _select(work: _Work, children: list[Child]) -> AcidState:
         original_files.extend(originals)
         for d in original_dirs:
             original_files.extend(_expand_original_dir(work, d))
-        if version != "2":
+        if version.sorts_originals:
             original_files.sort(key=java_string_key)
         for name in originals:
             foreign = FileName.parse(name).kind != "original"
@@ -314,7 +326,7 @@ def _is_valid_base(work: _Work, base: Base, compacted: bool) -> bool:
 
 def _visit_base(work, base, best, oldest, oldest_compacted):
     version, snap = work.version, work.snapshot
-    if version == "4":
+    if version.visibility_suffix:
         compacted = base.visibility_txn_id > 0 or work.compacted(base)
         if oldest is None or base.write_id < oldest.write_id:
             oldest, oldest_compacted = base, compacted
@@ -338,7 +350,7 @@ def _visit_base(work, base, best, oldest, oldest_compacted):
     if oldest is None or base.write_id < oldest.write_id:
         oldest = base
     if best is None or best.write_id < base.write_id:
-        compacted = True if version == "2" else work.compacted(base)
+        compacted = work.compacted(base) if version.reads_base_markers else True
         if _is_valid_base(work, base, compacted):
             if best is not None:
                 work.mark(best.name, OBSOLETE, f"superseded by {base.name}")
@@ -351,7 +363,7 @@ def _visit_base(work, base, best, oldest, oldest_compacted):
 def _visit_delta(work: _Work, delta: Delta, working: list[Delta]) -> None:
     snap = work.snapshot
     lo, hi = delta.min_write_id, delta.max_write_id
-    if work.version == "4":
+    if work.version.tracks_aborted_ranges:
         aborted = snap.range_aborted(lo, hi)
         if aborted is RangeResponse.ALL:
             work.mark(delta.name, ABORTED, f"every write id in {lo}..{hi} aborted")
@@ -423,7 +435,7 @@ def _expand_original_dir(work: _Work, child: Child) -> list[str]:
     for f in child.files:
         if any(is_hidden(part) for part in f.path.split("/")):
             continue
-        if work.ignore_empty_files and f.size == 0 and work.version != "2":
+        if work.ignore_empty_files and f.size == 0 and work.version.skips_empty_nested_originals:
             continue
         out.append(f"{child.name}/{f.path}")
     return out
@@ -433,7 +445,7 @@ def _not_enough_history(work: _Work, oldest: Base) -> NotEnoughHistoryError:
     snap = work.snapshot
     first = snap.first_exception
     where = work.full_path(oldest.name)
-    if work.version == "4":
+    if work.version.visibility_suffix:
         where = (f"Path: {where}; writeId: {oldest.write_id}; "
                  f"visibilityTxnId: {oldest.visibility_txn_id}")
     return NotEnoughHistoryError(

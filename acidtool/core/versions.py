@@ -21,8 +21,10 @@ class HiveVersion(str, enum.Enum):
     @classmethod
     def of(cls, value: "str | int | HiveVersion") -> "HiveVersion":
         """'2.3' -> V2, 3 -> V3. Raises ValueError for anything else."""
-        if isinstance(value, cls):
-            return value
+        try:
+            return _MEMBERS[value]  # a member, or its exact spelling: one look-up
+        except (KeyError, TypeError):
+            pass
         text = str(value).strip()
         found = _ALIASES.get(text) or (text[0] if text[:2] in ("2.", "3.", "4.") else None)
         if found is None:
@@ -60,6 +62,12 @@ class HiveVersion(str, enum.Enum):
     @property
     def copy_file_names(self) -> bool:
         """Hive 3 and 4 parse a bucket id from original files named ``N_M_copy_K``."""
+        return self is not HiveVersion.V2
+
+    @property
+    def raw_files_in_deltas(self) -> bool:
+        """Hive 3 and 4's LOAD DATA moves plain files into a ``delta_`` directory (read with
+        synthetic ROW__IDs); to 2.3 any file there is a bucket file."""
         return self is not HiveVersion.V2
 
     # --- getAcidState --------------------------------------------------------------------------
@@ -100,6 +108,7 @@ class HiveVersion(str, enum.Enum):
 _ALIASES = {"2": "2", "2.3": "2", "2.x": "2", "3": "3", "3.1": "3", "3.x": "3", "4": "4",
             "4.x": "4"}
 
+_MEMBERS = {v.value: v for v in HiveVersion}  # a member hashes and compares as its value
 HIVE_VERSIONS = tuple(v.value for v in HiveVersion)
 DEFAULT_HIVE_VERSION = HiveVersion.V4
 

@@ -17,6 +17,8 @@ import pyorc
 ACID_FIELDS = ("operation", "originalTransaction", "bucket", "rowId", "currentTransaction", "row")
 INSERT, UPDATE, DELETE = 0, 1, 2
 
+from ..core.versions import HiveVersion
+
 
 def acid_schema(row_type: str) -> str:
     return ("struct<operation:int,originalTransaction:bigint,bucket:int,rowId:bigint,"
@@ -81,12 +83,13 @@ def write_acid_file(sink: BinaryIO, row_type: str, events: Sequence[Event], *,
 
     ``key_index_text``, ``with_key_index`` and ``with_acid_version`` override what Hive would
     write (tests build damaged files with them)."""
+    version = HiveVersion.of(hive_version)
     schema = acid_schema(row_type)
     rows = [e.as_tuple() for e in events]
     stats = (sum(e.operation == INSERT for e in events), sum(e.operation == UPDATE for e in events),
              sum(e.operation == DELETE for e in events))
     metadata = {"hive.acid.stats": ",".join(map(str, stats)).encode()}
-    if with_acid_version if with_acid_version is not None else hive_version != "2":
+    if with_acid_version if with_acid_version is not None else version.writes_acid_version:
         metadata["hive.acid.version"] = b"2"
     if with_key_index:
         if key_index_text is None:
@@ -95,7 +98,7 @@ def write_acid_file(sink: BinaryIO, row_type: str, events: Sequence[Event], *,
             probe = io.BytesIO()
             _write(probe, schema, rows, {}, compression, stripe_size, options)
             key_index_text = key_index(events, stripe_row_counts(probe.getvalue()),
-                                       hive_version != "2")
+                                       not version.key_index_may_skip_last_stripe)
         metadata = {"hive.acid.key.index": key_index_text.encode(), **metadata}
     _write(sink, schema, rows, metadata, compression, stripe_size, options)
 

@@ -14,9 +14,17 @@ from typing import Callable
 from ..core.facts import FileFacts, event_ranges
 from ..core.flush import flush_lengths
 from ..core.listing import UNKNOWN_SIZE
-from ..core.orcproto import (DECOMPRESSORS, TAIL_GUESS, Footer, ProtoError,
-                            UnsupportedCompression, footer_from_tail, parse_file_tail,
-                            parse_postscript, read_varint)
+from ..core.orcproto import (
+    DECOMPRESSORS,
+    TAIL_GUESS,
+    Footer,
+    ProtoError,
+    UnsupportedCompression,
+    footer_from_tail,
+    parse_file_tail,
+    parse_postscript,
+    read_varint,
+)
 from .fs import Location, read_bytes, read_end, read_range, size_if_any
 
 ORC_MAGIC = b"ORC"

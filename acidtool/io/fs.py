@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
-from ..core.listing import UNKNOWN_SIZE, PathInfo, size_unseen
 from ..core.errors import DependencyError, PathError, UsageError
+from ..core.listing import UNKNOWN_SIZE, PathInfo, size_unseen
 
 if TYPE_CHECKING:
     import pyarrow.fs as pafs

@@ -15,8 +15,17 @@ from typing import Callable, NamedTuple, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..core.javafmt import (ESCAPES, GREGORIAN_CUTOVER_DAY, gson_string, hive_decimal, java_binary,
-                           java_date, java_double, java_timestamp, orc_java_seconds)
+from ..core.javafmt import (
+    ESCAPES,
+    GREGORIAN_CUTOVER_DAY,
+    gson_string,
+    hive_decimal,
+    java_binary,
+    java_date,
+    java_double,
+    java_timestamp,
+    orc_java_seconds,
+)
 
 _LAST_FOUR_DIGIT_DAY = 2932896  # 9999-12-31
 

@@ -15,11 +15,11 @@ from typing import Iterator
 import pyarrow as pa
 import pyarrow.orc as paorc
 
+from ..core.errors import OrcReadError
 from ..core.facts import ACID_NAMES
 from ..core.flush import flush_lengths
 from ..core.names import FLUSH_LENGTH_SUFFIX
 from ..core.orcproto import Footer, ProtoError, parse_file_tail
-from ..core.errors import OrcReadError
 from .footers import ORC_MAGIC, unreadable_reason
 from .fs import Location, file_size, kind_of, read_bytes
 

@@ -9,8 +9,14 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from acidtool.io.acidwrite import DELETE, INSERT, Event, write_acid_file, write_plain_file
 from acidtool.core.bucket import encode_v1
+from acidtool.io.acidwrite import (
+    DELETE,
+    INSERT,
+    Event,
+    write_acid_file,
+    write_plain_file,
+)
 
 DIR = object()
 ROW = "struct<id:int,name:string>"

@@ -15,8 +15,14 @@ from pathlib import Path
 import pyorc
 from pyorc.enums import TypeKind
 
-from acidtool.core.javafmt import (gson_string, hive_decimal, java_binary, java_date, java_double,
-                                   java_timestamp)
+from acidtool.core.javafmt import (
+    gson_string,
+    hive_decimal,
+    java_binary,
+    java_date,
+    java_double,
+    java_timestamp,
+)
 
 UTC = datetime.timezone.utc
 

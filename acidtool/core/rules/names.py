@@ -1,0 +1,304 @@
+"""Rules judged from the listing alone (--level names): names, directories, the selection."""
+
+from __future__ import annotations
+
+import functools
+
+from ..errors import InvalidNameError
+from ..facts import Context, PartitionFacts
+from ..names import (
+    ACID_VERSION_FILE,
+    FLUSH_LENGTH_SUFFIX,
+    Delta,
+    is_hidden,
+    parse_dir_name,
+)
+from ..partitions import is_partition_component
+from .index import STAGING, acid_entries, data_files, file_name, live_acid_entries
+from .registry import Rule, rule
+
+
+@rule("ACID001", "foreign-data-file", "error", "names",
+      "Data file in a table or partition root that Hive ignores or misreads",
+      what="Plain files directly in a table or partition directory: names Hive never writes "
+           "(DataX `name__<uuid>`, Spark `part-...`, `.orc` files), and Hive-style original "
+           "files (`000000_0`) once a base directory exists.",
+      why="Hive reads files in the root as *original* (pre-ACID) data. With a base present it "
+          "ignores them entirely, so the rows never show up. Without a base it reads them with "
+          "synthetic ROW__IDs, and names that carry no bucket id fail in Hive 3 with "
+          "`bucketId out of range: -1` or get mixed up with real original files.",
+      example="orders/delta_0000005_0000005_0000/ plus orders/orders__9c1d2f0e_8a7b... "
+              "(a DataX hdfswriter output file)",
+      fix="Move the file out of the table and load it properly: `acidtool convert` re-wraps "
+          "raw ORC into a delta directory Hive reads (`--move-sources` moves the originals out).")
+def _foreign_files(r: Rule, p: PartitionFacts, ctx: Context):
+    has_acid = bool(acid_entries(p))
+    base = next((e.name for e in p.state.entries if e.kind == "base"), None)
+    for e in p.state.entries:
+        if e.is_dir or is_hidden(e.name):
+            continue
+        kind = file_name(e.name).kind
+        if kind != "original":
+            if base is not None:
+                effect = f"Hive never reads it ({base} exists), so its rows are invisible"
+            else:
+                effect = ("Hive reads it as original (pre-ACID) data, with no bucket id in its "
+                          "name (bucketId -1)")
+            where = "next to ACID directories" if has_acid else "in a table directory"
+            yield r.finding(p.path(e.name), f"foreign data file {where}: {effect}",
+                            None if has_acid else "warning", file=e.name, size=e.size)
+        elif base is not None:
+            yield r.finding(p.path(e.name), f"original file next to {base}: Hive never reads "
+                            "original files once a base exists, so its rows are invisible",
+                            file=e.name, base=base)
+
+
+@rule("ACID002", "invalid-acid-dir-name", "error", "names",
+      "base_/delta_/delete_delta_ directory whose name Hive cannot parse",
+      what="A directory whose name starts with `base_`, `delta_` or `delete_delta_` but does not "
+           "parse the way Hive parses it (Java number rules, version-specific `_v` suffix).",
+      why="getAcidState does not skip such a directory: it throws (NumberFormatException, "
+          "StringIndexOutOfBoundsException) and the whole query fails.",
+      example="delta_abc/, delta_5/ (no max write id), base_0000010_v0000020/ under Hive 3",
+      fix="Rename the directory to Hive's form (`delta_%07d_%07d_%04d`) or move it out.")
+def _invalid_names(r: Rule, p: PartitionFacts, ctx: Context):
+    for e in p.state.entries:
+        if not e.is_dir or is_hidden(e.name):
+            continue
+        problem = _dir_name_problem(e.name, ctx.hive_version)
+        if problem is not None:
+            yield r.finding(p.path(e.name), problem[0], hive_exception=problem[1])
+
+
+@functools.lru_cache(maxsize=65536)
+def _dir_name_problem(name: str, hive_version: str) -> tuple[str, str] | None:
+    """(message, Hive's exception) where Hive cannot parse a directory name; the partitions
+    of a table repeat the same few names."""
+    try:
+        parse_dir_name(name, hive_version)
+    except InvalidNameError as exc:
+        return exc.message, exc.hive_exception
+    return None
+
+
+@rule("ACID003", "stray-directory", "warning", "names",
+      "Unknown, temporary or nested directory in a table or partition",
+      what="Leftover staging and temporary directories (`.hive-staging_*`, `_temporary`, "
+           "`__tmp*`, `_acidtool_staging_*`), non-ACID subdirectories next to ACID "
+           "directories, and directories nested inside a base or delta.",
+      why="Failed jobs leave these behind. Hive reads non-ACID subdirectories as original data "
+          "and engines disagree on nested files; a staging directory of `acidtool convert` "
+          "means a conversion was killed before its commit.",
+      example="orders/.hive-staging_hive_2024-01-01_12-00-00_1234/, "
+              "orders/delta_0000003_0000003_0000/part-1/",
+      fix="Check that no job is still writing, then delete the directory.")
+def _stray_dirs(r: Rule, p: PartitionFacts, ctx: Context):
+    has_acid = bool(acid_entries(p))
+    for e in p.state.entries:
+        if not e.is_dir:
+            continue
+        if is_hidden(e.name):
+            if STAGING.match(e.name):
+                yield r.finding(p.path(e.name), "temporary or staging directory left behind",
+                                files=e.file_count)
+        elif e.kind == "original_dir" and has_acid and not is_partition_component(e.name):
+            yield r.finding(p.path(e.name), "non-ACID directory next to ACID directories: Hive "
+                            "reads its files as original data only while there is no base",
+                            files=e.file_count)
+        elif e.kind in ("base", "delta", "delete_delta"):
+            nested = sorted({f.path.split("/")[0] for f in e.files if "/" in f.path
+                             and not is_hidden(f.path.split("/")[0])})
+            for sub in nested:
+                yield r.finding(p.path(f"{e.name}/{sub}"), f"directory nested inside {e.name}: "
+                                "Hive 3 ignores it, Hive 4 may read its files")
+
+
+@rule("ACID004", "bad-bucket-file-name", "error", "names",
+      "File in a base or delta whose name is not a bucket file",
+      what="A data file inside `base_`/`delta_`/`delete_delta_` whose name is not `bucket_N` "
+           "(Hive 4 also allows `bucket_N_ATTEMPT`; Hive 3+ allows original names like "
+           "`000000_0` in insert directories written by LOAD DATA).",
+      why="Hive derives the bucket from the file name. Other names give bucket id -1: Hive 3 "
+          "fails with `bucketId out of range: -1`, and delete events are looked up in the wrong "
+          "file.",
+      example="orders/delta_0000007_0000007_0000/orders__6f1c9e2a_3b7d (a DataX file)",
+      fix="Re-write the data with `acidtool convert`, which names files `bucket_%05d`.")
+def _bad_file_names(r: Rule, p: PartitionFacts, ctx: Context):
+    raw_ok = ctx.hive_version.raw_files_in_deltas
+    for e in acid_entries(p):
+        for name in data_files(p, e):
+            fn = file_name(name)
+            if fn.kind == "bucket":
+                if fn.attempt_id is not None and not ctx.hive_version.bucket_attempt_suffix:
+                    yield r.finding(p.path(f"{e.name}/{name}"), f"attempt-suffixed bucket file: "
+                                    f"Hive {ctx.hive_version} cannot parse its bucket id")
+                continue
+            if fn.kind == "original" and raw_ok and e.kind != "delete_delta":
+                continue  # raw (LOAD DATA) layout
+            if fn.kind in ("acid_version", "metadata"):
+                continue
+            yield r.finding(p.path(f"{e.name}/{name}"),
+                            f"'{name}' is not a bucket file name: Hive gives it bucket id -1")
+
+
+@rule("ACID005", "acid-version-marker", "warning", "names",
+      "Base or delta without a `_orc_acid_version` marker, or with unexpected contents",
+      what="Hive 3+ writers put a one-byte file `_orc_acid_version` containing `2` in every "
+           "base and delta. The rule reports directories without it (Hive 3/4 only) and, from "
+           "--level metadata, markers with other contents.",
+      why="Hive's own readers tolerate its absence, but some engines use it to tell the ACID "
+          "format version, and its absence betrays a directory not written by Hive 3+.",
+      example="orders/delta_0000003_0000003_0000/ holding only bucket_00000",
+      fix="Write the marker (`printf 2 > dir/_orc_acid_version`), or let `acidtool convert` "
+          "write the directory.")
+def _acid_version_marker(r: Rule, p: PartitionFacts, ctx: Context):
+    if not ctx.hive_version.writes_acid_version:
+        return
+    for e in live_acid_entries(p):
+        if not any(f.path == ACID_VERSION_FILE for f in e.files):
+            if e.files:
+                yield r.finding(p.path(e.name), f"no {ACID_VERSION_FILE} in {e.name}")
+            continue
+        content = p.markers.get(f"{e.name}/{ACID_VERSION_FILE}")
+        if content is not None and content.strip() != b"2":
+            yield r.finding(p.path(f"{e.name}/{ACID_VERSION_FILE}"),
+                            f"{ACID_VERSION_FILE} holds {content[:16]!r}, expected b'2'")
+
+
+# ------------------------------------------------------------------------------------------------
+# Metadata level
+
+
+@rule("ACID018", "overlapping-deltas", "error", "names",
+      "Overlapping or duplicate deltas that no compaction explains",
+      what="Two deltas of the same kind whose write-id ranges partly overlap (neither contains "
+           "the other), or two directories that spell the same range and statement differently.",
+      why="Compaction only produces nested ranges. Hive does not check containment: it reads "
+          "both overlapping deltas, so the shared write ids are read twice.",
+      example="delta_0000001_0000005/ and delta_0000003_0000008/; delta_5_5_0000/ and "
+              "delta_0000005_0000005_0000/",
+      fix="Find which writer produced the odd one, keep the right data, remove the other.")
+def _overlaps(r: Rule, p: PartitionFacts, ctx: Context):
+    deltas = sorted((e.parsed for e in live_acid_entries(p) if isinstance(e.parsed, Delta)),
+                    key=Delta.sort_key)
+    seen: dict = {}
+    for d in deltas:
+        key = (d.delete, d.min_write_id, d.max_write_id, d.statement_id, d.visibility_txn_id)
+        if key in seen:
+            yield r.finding(p.path(d.name), f"{d.name} duplicates {seen[key]}", other=seen[key])
+        else:
+            seen[key] = d.name
+    for i, a in enumerate(deltas):
+        for b in deltas[i + 1:]:
+            if b.min_write_id > a.max_write_id:
+                break
+            if a.delete == b.delete and a.min_write_id < b.min_write_id <= a.max_write_id \
+                    < b.max_write_id:
+                yield r.finding(p.path(b.name), f"{b.name} partly overlaps {a.name}: Hive "
+                                "reads both", other=a.name)
+
+
+@rule("ACID020", "invisible-directory", "warning", "names",
+      "Directory the given snapshot does not see (above the high watermark, open or aborted)",
+      what="With --write-ids, bases and deltas that the snapshot ignores: above its high "
+           "watermark, of open or aborted write ids only, or of an uncommitted compactor.",
+      why="Their data is invisible to readers of that snapshot: typically files committed to "
+          "the filesystem but not to the metastore (a load whose write id was never committed).",
+      example="delta_0000012_0000012_0000/ with --write-ids 'db.t:11:9223372036854775807::'",
+      fix="Commit the write id in the metastore (or remove the directory if the load failed).")
+def _invisible(r: Rule, p: PartitionFacts, ctx: Context):
+    if not ctx.snapshot_given:
+        return
+    for e in acid_entries(p):
+        if e.status == "ignored":
+            yield r.finding(p.path(e.name), f"invisible in this snapshot: {e.reason}")
+
+
+@rule("ACID021", "cleaner-behind", "info", "names",
+      "Obsolete or aborted directories still present",
+      what="Directories Hive's cleaner would delete: superseded by a base or a compacted delta, "
+           "or holding only aborted writes.",
+      why="Harmless for readers, but they cost listing time and space, and mean the cleaner is "
+          "behind or blocked by long-running readers.",
+      example="delta_0000001_0000001_0000/ next to base_0000005/",
+      fix="Check the compactor and cleaner (`SHOW COMPACTIONS`); they are removed once no "
+          "reader needs them.")
+def _cleaner(r: Rule, p: PartitionFacts, ctx: Context):
+    for e in acid_entries(p):
+        if e.status in ("obsolete", "aborted"):
+            yield r.finding(p.path(e.name), f"{e.status}: {e.reason}", status=e.status)
+
+
+@rule("ACID022", "open-streaming-file", "info", "names",
+      "Open streaming file (`_flush_length` side file present)",
+      what="A `bucket_N_flush_length` side file: a Hive streaming client has a transaction "
+           "batch open on `bucket_N`.",
+      why="Normal while the client writes: readers stop at the last flushed length. If no "
+          "client is running, the batch was never closed and the tail of the file is not "
+          "committed.",
+      example="delta_0000021_0000030/bucket_00000_flush_length",
+      fix="Nothing while the client runs; otherwise close or abort its transaction batch.")
+def _open_streaming(r: Rule, p: PartitionFacts, ctx: Context):
+    for e in acid_entries(p):
+        for f in e.files:
+            if f.path.endswith(FLUSH_LENGTH_SUFFIX) and file_name(f.name).kind == "flush_length":
+                yield r.finding(p.path(f"{e.name}/{f.path}"), "open streaming file: readers "
+                                "stop at its flushed length")
+
+
+@rule("ACID023", "unread-original-data", "info", "names",
+      "Original data Hive will never read because a base exists",
+      what="Non-ACID subdirectories (and their files) of a partition that has a base.",
+      why="After a major compaction original data is obsolete and the cleaner removes it; "
+          "anything copied there later is never read.",
+      example="HIVE_UNION_SUBDIR_1/000000_0 next to base_0000005/",
+      fix="Nothing if it was compacted; otherwise load the data properly.")
+def _unread_originals(r: Rule, p: PartitionFacts, ctx: Context):
+    if p.state.base is None:
+        return
+    for e in p.state.entries:
+        if e.kind == "original_dir" and not is_partition_component(e.name):
+            yield r.finding(p.path(e.name), f"{e.file_count} original files never read: "
+                            f"{p.state.base} exists", files=e.file_count)
+
+
+def _table_name(url: str, ctx: Context) -> str:
+    if ctx.table_name:
+        return ctx.table_name
+    parts = [x for x in url.rstrip("/").split("/") if x and not is_partition_component(x)]
+    for i, part in enumerate(parts[:-1]):
+        if part.endswith(".db"):
+            return f"{part[:-3]}.{parts[i + 1]}"
+    return parts[-1] if parts else "<table>"
+
+
+@rule("ACID024", "compaction-due", "info", "names",
+      "Compaction due: too many deltas, or deltas large next to the base",
+      what="More current deltas than hive.compactor.delta.num.threshold (10), or deltas "
+           "larger than hive.compactor.delta.pct.threshold (0.1) of the base. Thresholds: "
+           "--delta-num-threshold, --delta-pct-threshold. The finding carries the statement.",
+      why="Every delta is another file to open and merge for every read; Hive's initiator "
+          "would schedule a compaction.",
+      example="25 deltas on top of base_0000100/",
+      fix="Run the statement in the finding (`ALTER TABLE ... COMPACT 'minor'` or 'major').")
+def _compaction_due(r: Rule, p: PartitionFacts, ctx: Context):
+    deltas = [e for e in p.state.delta_entries]
+    if not deltas:
+        return
+    base = p.state.base_entry
+    delta_bytes = sum(e.size for e in deltas)
+    kind, why = None, ""
+    if base is not None and base.size and delta_bytes / base.size > ctx.thresholds.delta_pct:
+        kind, why = "major", (f"deltas are {delta_bytes / base.size:.0%} of the base "
+                              f"(threshold {ctx.thresholds.delta_pct:.0%})")
+    elif len(deltas) > ctx.thresholds.delta_num:
+        kind, why = "minor", (f"{len(deltas)} deltas (threshold {ctx.thresholds.delta_num})")
+    if kind is None:
+        return
+    part = ""
+    if p.partition:
+        spec = ", ".join(f"{k}='{v}'" for k, _, v in (c.partition("=") for c in
+                                                     p.partition.split("/")))
+        part = f" PARTITION ({spec})"
+    statement = f"ALTER TABLE {_table_name(p.url, ctx)}{part} COMPACT '{kind}'"
+    yield r.finding(p.url, f"compaction due: {why}", statement=statement, kind=kind)

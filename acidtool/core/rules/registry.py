@@ -1,0 +1,142 @@
+"""The rule registry (plain declarations: code, name, severity, level, documentation, check)
+and the runner that applies the selected rules to a table's facts.
+
+A check receives its ``Rule`` and makes findings with ``rule.finding(...)``. A partition rule
+checks one partition's facts; a table rule gathers values from each partition (partitions may
+be read in other processes) and checks them all at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+from ..facts import Context, PartitionFacts, TableFacts
+from .index import forget_index
+
+SEVERITIES = ("error", "warning", "info")
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    severity: str
+    path: str
+    message: str
+    details: dict = field(default_factory=dict, compare=False)
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    name: str
+    severity: str
+    level: str  # the lowest --level at which it runs
+    summary: str
+    what: str
+    why: str
+    example: str
+    fix: str
+    # check(rule, partition facts, ctx), or for a table rule check(rule, gathered, ctx)
+    check: Callable[..., Iterable[Finding]] = field(repr=False, compare=False)
+    # A table-wide rule gathers values from each partition (``gather(p, ctx)``, a list) and
+    # checks them all at once (``check(gathered, ctx)``): partitions may be read in other
+    # processes. A partition rule has none and checks one partition (``check(p, ctx)``).
+    gather: Callable[[PartitionFacts, Context], list] | None = field(default=None, repr=False,
+                                                                     compare=False)
+
+    def run(self, facts, ctx: Context) -> Iterable[Finding]:
+        """The findings over one partition's facts (or, for a table rule, what it gathered)."""
+        return self.check(self, facts, ctx)
+
+    def finding(self, path: str, message: str, severity: str | None = None,
+                **details) -> Finding:
+        return Finding(self.code, severity or self.severity, path, message, details)
+
+
+REGISTRY: dict[str, Rule] = {}
+
+
+def rule(code, name, severity, level, summary, *, what, why, example, fix, gather=None):
+    def register(fn):
+        if code in REGISTRY:
+            raise ValueError(f"rule code {code} registered twice")
+        REGISTRY[code] = Rule(code, name, severity, level, summary, what, why, example, fix, fn,
+                              gather)
+        return fn
+    return register
+
+
+def in_code_order() -> None:
+    """The registry in code order, whichever module registered a rule first."""
+    ordered = sorted(REGISTRY.items())
+    REGISTRY.clear()
+    REGISTRY.update(ordered)
+
+
+
+
+# ------------------------------------------------------------------------------------------------
+# Running the rules
+
+
+def run_rules(table: TableFacts, ctx: Context, selected: Iterable[str] | None = None
+              ) -> list[Finding]:
+    """Every selected rule whose level is reached, over every partition, in code order."""
+    codes = sorted(REGISTRY if selected is None else selected)
+    out, gathered = check_partitions(table.partitions, ctx, codes)
+    out.extend(check_table(gathered, ctx, codes))
+    out.sort(key=lambda f: f.code)  # stable: within a code, partitions in order
+    return out
+
+
+def check_partitions(partitions: Iterable[PartitionFacts], ctx: Context, codes: Iterable[str]
+                     ) -> tuple[list[Finding], dict[str, list]]:
+    """``check_partition`` over several partitions of one table: the findings of all, and
+    what the table rules gathered from all."""
+    codes = list(codes)
+    out: list[Finding] = []
+    gathered: dict[str, list] = {}
+    for p in partitions:
+        found, values = check_partition(p, ctx, codes)
+        out.extend(found)
+        add_gathered(gathered, values)
+    return out, gathered
+
+
+def check_partition(p: PartitionFacts, ctx: Context, codes: Iterable[str]
+                    ) -> tuple[list[Finding], dict[str, list]]:
+    """The findings of the partition rules in ``codes`` over ``p``, and what each table rule
+    gathers from it (for ``check_table``, once every partition is gathered)."""
+    found: list[Finding] = []
+    gathered: dict[str, list] = {}
+    forget_index(p)  # left by an object that had this id before, if any
+    try:
+        for code in codes:
+            r = REGISTRY[code]
+            if not ctx.at_least(r.level):
+                continue
+            if r.gather is None:
+                found.extend(r.run(p, ctx))
+            else:
+                gathered[code] = r.gather(p, ctx)
+    finally:
+        forget_index(p)  # the partition's lookups are done with
+    return found, gathered
+
+
+def add_gathered(into: dict[str, list], values: dict[str, list]) -> None:
+    for code, items in values.items():
+        into.setdefault(code, []).extend(items)
+
+
+def check_table(gathered: dict[str, list], ctx: Context, codes: Iterable[str]
+                ) -> list[Finding]:
+    """The findings of the table rules in ``codes`` over what they gathered from every
+    partition of one table."""
+    out: list[Finding] = []
+    for code in codes:
+        r = REGISTRY[code]
+        if r.gather is not None and ctx.at_least(r.level):
+            out.extend(r.run(gathered.get(code, []), ctx))
+    return out
