@@ -79,8 +79,8 @@ def convert_command(
     Exit status: 0 committed (or planned, with --dry-run); 1 a failure while writing (nothing
     committed); 2 a problem found before writing (bad source, schema, write id, option).
     """
-    from ..commands.convert import ConvertOptions, convert, metastore_hint
-    from .output import convert_plan_text, convert_summary_text
+    from ..commands.convert import ConvertOptions, convert
+    from .output import convert_plan_text, convert_summary_text, metastore_hint
 
     opts = ConvertOptions(
         table=table, write_id=write_id, partition=partition, statement_id=statement_id,

@@ -24,9 +24,7 @@ from typing import Callable, Iterator, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.orc as paorc
 
-from ..core.bucket import encode_v1
 from ..core.errors import AcidToolError, OrcReadError, UsageError
 from ..core.hashing import bucket_number
 from ..core.names import (
@@ -39,10 +37,9 @@ from ..core.names import (
 )
 from ..core.orctypes import TypeStringError, struct_fields
 from ..core.versions import HiveVersion
-from ..io.footers import footer_through_pyarrow
+from ..io.deltawriter import BucketWriter, BucketWriters, FileFormat
 from ..io.fs import Location, kind_of, list_tree, resolve
 from ..io.orc import fragment_batches, is_acid_schema, open_orc
-from ..io.orcpatch import with_user_metadata
 
 STAGING_PREFIX = "_acidtool_staging_"
 DEFAULT_MAX_FILE_ROWS = 10_000_000
@@ -108,6 +105,11 @@ class ConvertOptions:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "hive_version", HiveVersion.of(self.hive_version))
+
+    @property
+    def file_format(self) -> FileFormat:
+        return FileFormat(self.hive_version, self.statement_id, self.compression,
+                          self.stripe_size)
 
 
 @dataclass(frozen=True)
@@ -388,87 +390,6 @@ def _kind_of(t: pa.DataType) -> str:
 # Writing
 
 
-def acid_metadata(write_id: int, bucket_property: int, stripe_rows: Sequence[int], rows: int,
-                  hive_version: str) -> dict[str, bytes]:
-    """What OrcRecordUpdater puts in the footer for an insert-only file."""
-    entries, end = [], 0
-    stripes = list(stripe_rows)
-    hive_version = HiveVersion.of(hive_version)
-    if hive_version.key_index_may_skip_last_stripe:
-        stripes = stripes[:-1]  # Hive 2 writes the last stripe after the metadata
-    for n in stripes:
-        end += n
-        if n:
-            entries.append(f"{write_id},{bucket_property},{end - 1};")
-    meta = {"hive.acid.key.index": "".join(entries).encode(),
-            "hive.acid.stats": f"{rows},0,0".encode()}
-    if hive_version.writes_acid_version:
-        meta["hive.acid.version"] = b"2"
-    return meta
-
-
-def acid_batch(rows: pa.RecordBatch | pa.Table, write_id: int, bucket_property: int,
-               first_row_id: int) -> pa.Table:
-    """Insert events for ``rows``: operation 0, both transactions the write id, row ids counting
-    on from ``first_row_id``."""
-    n = rows.num_rows
-    row = pa.StructArray.from_arrays(
-        [c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c for c in rows.columns],
-        fields=list(rows.schema))
-    ones = pa.repeat(pa.scalar(1, pa.int64()), n)
-    return pa.table({
-        "operation": pa.repeat(pa.scalar(0, pa.int32()), n),
-        "originalTransaction": pa.repeat(pa.scalar(write_id, pa.int64()), n),
-        "bucket": pa.repeat(pa.scalar(bucket_property, pa.int32()), n),
-        "rowId": pc.add(pc.cumulative_sum(ones), first_row_id - 1),
-        "currentTransaction": pa.repeat(pa.scalar(write_id, pa.int64()), n),
-        "row": row,
-    })
-
-
-class BucketWriter:
-    """One bucket file, written to memory by Arrow's ORC writer, finished with Hive's metadata.
-    Both paths write through it: in process, and in Spark's Python workers."""
-
-    def __init__(self, options: ConvertOptions, write_id: int, bucket_id: int):
-        self.options, self.write_id, self.bucket_id = options, write_id, bucket_id
-        self.property = (encode_v1(bucket_id, options.statement_id)
-                         if options.hive_version.bucket_codec else bucket_id)
-        self.sink = pa.BufferOutputStream()
-        self.writer = paorc.ORCWriter(self.sink, compression=options.compression,
-                                      stripe_size=options.stripe_size)
-        self.rows = 0
-
-    def write(self, rows: pa.RecordBatch | pa.Table) -> None:
-        if rows.num_rows:
-            self.writer.write(acid_batch(rows, self.write_id, self.property, self.rows))
-            self.rows += rows.num_rows
-
-    def finish(self) -> bytes:
-        self.writer.close()
-        data = self.sink.getvalue().to_pybytes()
-        stripes = [s.rows for s in _footer(data).stripes]
-        meta = acid_metadata(self.write_id, self.property, stripes, self.rows,
-                             self.options.hive_version)
-        return with_user_metadata(data, meta)
-
-
-class BucketWriters(dict):
-    """bucket id -> its BucketWriter, made the first time a bucket is asked for."""
-
-    def __init__(self, options: ConvertOptions, write_id: int):
-        super().__init__()
-        self.options, self.write_id = options, write_id
-
-    def __missing__(self, bucket: int) -> BucketWriter:
-        writer = self[bucket] = BucketWriter(self.options, self.write_id, bucket)
-        return writer
-
-
-def _footer(data: bytes):
-    return footer_through_pyarrow(pa.BufferReader(data))
-
-
 def _source_batches(p: Plan) -> Iterator[tuple[int, pa.Table]]:
     """(source index, batch) in source order, columns renamed and cast to the table's."""
     for index, source in enumerate(p.sources):
@@ -495,7 +416,7 @@ class GroupWriter:
 
     def __init__(self, options: ConvertOptions, write_id: int, first_bucket: int):
         self.options, self.first_bucket = options, first_bucket
-        self.writers = BucketWriters(options, write_id)
+        self.writers = BucketWriters(options.file_format, write_id)
         self.rows = 0  # rows of the group so far
 
     def write(self, table: pa.Table) -> None:
@@ -540,7 +461,7 @@ def write_files(p: Plan, progress: Callable[[int], None] | None = None
                 ) -> dict[str, tuple[bytes, int]]:
     """Every bucket file's finished bytes, in memory, with its row count."""
     o = p.options
-    writers = BucketWriters(o, p.write_id)
+    writers = BucketWriters(o.file_format, p.write_id)
     done = 0
     if o.buckets:
         for _, table in _source_batches(p):
@@ -561,7 +482,7 @@ def write_files(p: Plan, progress: Callable[[int], None] | None = None
                         progress(done)
             writers.update(group.writers)
     if not writers:  # no rows: Hive's writers still leave an (empty) bucket file
-        writers[0] = BucketWriter(o, p.write_id, 0)
+        writers[0] = BucketWriter(o.file_format, p.write_id, 0)
     return {bucket_file_name(b): (w.finish(), w.rows) for b, w in sorted(writers.items())}
 
 
@@ -636,14 +557,6 @@ def _copy_then_delete(src: Location, dst: Location) -> None:
         while chunk := i.read(1 << 20):
             o.write(chunk)
     src.fs.delete_file(src.path)
-
-
-def metastore_hint(p: Plan) -> str:
-    return (f"Hive reads {p.directory} only once write id {p.write_id} is committed for the "
-            "table in the metastore. On Hive 4, `MSCK REPAIR TABLE <db.table>` registers the "
-            "write ids found on disk; otherwise allocate and commit the write id through the "
-            "metastore (e.g. `allocate_table_write_ids` in the transaction that owns the load) "
-            "before readers can see the rows.")
 
 
 @dataclass(frozen=True)

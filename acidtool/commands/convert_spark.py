@@ -1,6 +1,6 @@
 """``convert --spark``: the same conversion as a PySpark job, and a function for your own jobs.
 
-The bucket files are written by the same code as in process (``convert.BucketWriter``: Arrow's
+The bucket files are written by the same code as in process (``io.deltawriter.BucketWriter``: Arrow's
 ORC writer, then Hive's footer metadata), inside Spark's Python workers, straight into the
 staging directory of the usual commit. So both paths write the same rows, row ids and
 metadata, and no file passes through the driver.
@@ -33,10 +33,9 @@ import pyarrow.compute as pc
 
 from ..core.hashing import bucket_number
 from ..core.names import bucket_file_name
+from ..io.deltawriter import BucketWriter, BucketWriters
 from ..io.fs import Location, resolve
 from .convert import (
-    BucketWriter,
-    BucketWriters,
     ConvertOptions,
     GroupWriter,
     Plan,
@@ -191,7 +190,7 @@ def _writer_task(options: ConvertOptions, write_id: int, into: str, columns: lis
 
     def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         loc = resolve(into)
-        writers = BucketWriters(options, write_id)
+        writers = BucketWriters(options.file_format, write_id)
         for batch in batches:
             buckets = pc.run_end_encode(batch.column("__b"))
             start = 0
@@ -257,7 +256,7 @@ def _collect(results, plan: Plan, staged: Location) -> dict[str, tuple[int, int]
             raise RuntimeError(f"Spark wrote {name} twice")
         written[name] = (rows, size)
     if not written:  # no rows: Hive's writers still leave an (empty) bucket file
-        name, rows, size = _finish(staged, BucketWriter(plan.options, plan.write_id, 0))
+        name, rows, size = _finish(staged, BucketWriter(plan.options.file_format, plan.write_id, 0))
         written[name] = (rows, size)
     return written
 

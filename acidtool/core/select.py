@@ -219,7 +219,7 @@ def with_sizes(state: AcidState, sizes: Mapping[str, int]) -> AcidState:
 
 
 def _select(work: _Work, children: list[Child]) -> AcidState:
-    version, snap = work.version, work.snapshot
+    version = work.version
     parsed: dict[str, Base | Delta] = {}
     originals: list[str] = []  # top-level original files
     original_dirs: list[Child] = []

@@ -1,0 +1,74 @@
+"""The layout shows the architecture: a pure core, io adapters, one module per command, a thin
+CLI. These tests read the import graph from the source and fail when a change breaks a layer."""
+
+import subprocess
+import sys
+
+import pytest
+
+from .helpers.architecture import LAYERS, cycles, imports, layer, modules
+
+MAX_LINES = 600
+CLI_COMMAND_MAX_LINES = 250  # a cli module parses options and renders; the work is elsewhere
+
+# What the core may import besides the standard library and itself: protobuf, which parses the
+# ORC tail (orcproto, orcmessages) from bytes already read. It does no IO.
+CORE_MAY_IMPORT = {"google"}
+
+
+def test_every_module_has_a_layer():
+    for name in modules():
+        assert layer(name) in LAYERS.values(), name
+
+
+def test_no_module_imports_from_a_layer_above_its_own():
+    upward = [f"{e.source}:{e.line} imports {e.target}" for e in imports()
+              if e.target.startswith("acidtool.") and layer(e.target) > layer(e.source)]
+    assert upward == []
+
+
+def test_no_import_cycles():
+    assert cycles(imports()) == []
+
+
+def test_a_cycle_is_found_when_there_is_one():
+    from .helpers.architecture import Import
+
+    edges = [Import("a", "b", 1, True), Import("b", "c", 1, True), Import("c", "a", 1, True),
+             Import("c", "d", 2, False)]
+    assert cycles(edges) == [["a", "b", "c", "a"]]
+    assert cycles(edges[:2]) == []
+
+
+@pytest.mark.parametrize("name,path", sorted(modules().items()))
+def test_modules_stay_small(name, path):
+    lines = len(path.read_text().splitlines())
+    limit = CLI_COMMAND_MAX_LINES if name.startswith("acidtool.cli.") and \
+        not name.endswith((".output", ".app")) else MAX_LINES
+    assert lines <= limit, f"{name} has {lines} lines (at most {limit})"
+
+
+def _third_party(module_names: list[str]) -> set[str]:
+    """The top-level packages, neither the standard library nor private, that importing the
+    modules (in a fresh process) brings in."""
+    code = (
+        "import sys\n"
+        "before = set(sys.modules)\n"
+        f"for m in {module_names!r}: __import__(m)\n"
+        "new = {k.split('.')[0] for k in set(sys.modules) - before}\n"
+        "std = set(sys.stdlib_module_names)\n"
+        "print(','.join(sorted(n for n in new if n not in std and not n.startswith('_'))))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return set(filter(None, out.stdout.strip().split(","))) - {"acidtool"}
+
+
+def test_core_imports_only_the_standard_library_and_protobuf():
+    core = sorted(m for m in modules() if m.startswith("acidtool.core"))
+    assert "acidtool.core.select" in core and "acidtool.core.rules.metadata" in core
+    assert _third_party(core) <= CORE_MAY_IMPORT
+
+
+def test_the_core_check_sees_a_third_party_import():
+    """The same check on an io module finds pyarrow: it would fail for a core module."""
+    assert "pyarrow" in _third_party(["acidtool.io.orc"])
