@@ -56,6 +56,50 @@ def _landing(cwd: Path) -> None:
             write_plain_file(f, "struct<id:int,item:string,amount:double>", rows)
 
 
+GENERATED = re.compile(r"(<!-- generated: (?P<name>[\w-]+) -->)(?P<body>.*?)(<!-- end -->)", re.S)
+_READS = {
+    "names": "the listing only (one recursive call per PATH)",
+    "metadata": "also the ORC footer of every data file a reader may use and the "
+                "`_orc_acid_version` marker of every such directory (none under Hive 2 rules), "
+                "in parallel (`--jobs`, 8 by default)",
+    "rows": "also a scan of the five ACID columns of every ACID file, a batch at a time, never "
+            "the row payload",
+}
+
+
+def _codes(codes: list[str]) -> str:
+    """ACID001-005, 018, 020-024: runs of consecutive codes joined."""
+    nums = sorted(int(c[4:]) for c in codes)
+    runs, start = [], None
+    for i, n in enumerate(nums):
+        start = n if start is None else start
+        if i + 1 == len(nums) or nums[i + 1] != n + 1:
+            runs.append(f"{start:03d}" + (f"-{n:03d}" if n != start else ""))
+            start = None
+    return "ACID" + ", ".join(runs)
+
+
+def generated(name: str) -> str:
+    """Text made from the rule registry, so that it cannot fall behind it."""
+    from acidtool.core.rules import REGISTRY
+
+    if name == "rule-count":
+        return f"{len(REGISTRY)} rules"
+    if name == "rule-levels":
+        rows = ["| `--level` | reads | rules |", "|---|---|---|"]
+        for level in ("names", "metadata", "rows"):
+            codes = [c for c, r in REGISTRY.items() if r.level == level]
+            label = f"`{level}`" + (" (default)" if level == "metadata" else "")
+            rows.append(f"| {label} | {_READS[level]} | "
+                        f"{'' if level == 'names' else 'adds '}{_codes(codes)} |")
+        return "\n" + "\n".join(rows) + "\n"
+    raise ValueError(f"no generated block {name!r}")
+
+
+def render_generated(text: str) -> str:
+    return GENERATED.sub(lambda m: m.group(1) + generated(m.group("name")) + m.group(4), text)
+
+
 _TIMING = re.compile(r"\b\d+\.\d+ s\b")
 
 
@@ -76,9 +120,9 @@ def main() -> int:
         cwd = Path(tmp)
         build_demo(cwd / "demo-table")
         _landing(cwd)
-        for page in sorted(DOCS.glob("*.md")):
+        for page in [*sorted(DOCS.glob("*.md")), DOCS.parent / "README.md"]:
             old = page.read_text()
-            new = render(old, cwd)
+            new = render_generated(render(old, cwd))
             if _stable(new) != _stable(old):
                 stale.append(page.name)
                 if not args.check:
