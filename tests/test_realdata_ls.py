@@ -83,7 +83,15 @@ def test_every_realdata_directory_lists(tmp_path):
     root = require(REALDATA)
     dirs = sorted({p.parent for p in root.rglob("*") if p.is_file()})
     assert len(dirs) > 20
+    acid_dirs = 0
     for d in dirs:
         result = run("ls", d, "--format", "json")
+        if d.name.startswith(("base_", "delta_", "delete_delta_")):
+            # a directory of a table, not one: refused, naming the table directory to give
+            acid_dirs += 1
+            assert result.code == 2 and f"give the table (or partition) directory, {d.parent}" \
+                in result.err, (d, result.err)
+            continue
         assert result.code == 0, (d, result.err)
         assert result.json()["partitions"], d
+    assert acid_dirs > 5

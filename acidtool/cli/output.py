@@ -49,6 +49,11 @@ def no_commands(text: str) -> str:
     return _COMMAND_LINE.sub(r"\\x3a:", text) if "::" in text else text
 
 
+def count(n: int, word: str) -> str:
+    """How human output says a number of things: 3,000,000 rows, 1 original file."""
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
 def tabulate(*args, **kwargs) -> str:
     """tabulate's, imported on first use: its import (it reads package metadata) took 40 ms of
     each start, and validate and dump print no table."""
@@ -199,18 +204,19 @@ def partition_line(p: PartitionState) -> str:
         return f"{label}: Hive fails to read this directory: {s.error.kind}: {s.error.message}"
     parts = [f"base {s.base}" if s.base else "no base"]
     deletes = sum(1 for d in s.deltas if d.startswith("delete_delta_"))
-    parts.append(f"{len(s.deltas)} delta{'' if len(s.deltas) == 1 else 's'} read" + (f" ({deletes} delete)" if deletes else ""))
+    parts.append(f"{count(len(s.deltas), 'delta')} read"
+                 + (f" ({deletes:,} delete)" if deletes else ""))
     if s.original_files:
-        parts.append(f"{len(s.original_files)} original files read")
+        parts.append(f"{count(len(s.original_files), 'original file')} read")
     if s.obsolete:
-        parts.append(f"{len(s.obsolete)} obsolete")
+        parts.append(f"{len(s.obsolete):,} obsolete")
     if s.aborted:
-        parts.append(f"{len(s.aborted)} aborted")
+        parts.append(f"{len(s.aborted):,} aborted")
     foreign = sum(1 for e in s.entries if e.foreign)
     if foreign:
-        parts.append(f"{foreign} foreign")
+        parts.append(f"{foreign:,} foreign")
     total = summary(s)
-    parts.append(f"{total['files']} files, {human_bytes(total['bytes'])}")
+    parts.append(f"{count(total['files'], 'file')}, {human_bytes(total['bytes'])}")
     return f"{label}: " + ", ".join(parts)
 
 
@@ -293,8 +299,8 @@ def meta_text(m) -> str:
 
     doc = meta_json(m)
     lines = [m.path,
-             f"  {human_bytes(m.size)}, {m.rows} rows, {len(m.stripes)} stripe"
-             f"{'' if len(m.stripes) == 1 else 's'}, {m.compression} "
+             f"  {human_bytes(m.size)}, {count(m.rows, 'row')}, "
+             f"{count(len(m.stripes), 'stripe')}, {m.compression} "
              f"(block {m.compression_block_size}), ORC {m.file_version}, writer {m.writer} "
              f"{m.writer_version}, {m.software_version}",
              f"  schema: {m.schema}",
@@ -369,16 +375,14 @@ def validate_jsonl(report) -> str:
                    for f in report.findings)
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def validate_summary(report) -> str:
     c = report.counts()
     o = report.options
-    return (f"{_plural(c['error'], 'error')}, {_plural(c['warning'], 'warning')}, "
-            f"{c['info']} info in {_plural(report.tables, 'table')}, "
-            f"{_plural(report.partitions, 'partition')}, {_plural(report.files, 'file')} read "
+    return (f"{count(c['error'], 'error')}, {count(c['warning'], 'warning')}, "
+            f"{c['info']:,} info in {count(report.tables, 'table')}, "
+            f"{count(report.partitions, 'partition')}, {count(report.files, 'file')} read "
             f"(level {o.level}, Hive {o.snapshot.hive_version} rules)")
 
 
@@ -529,8 +533,8 @@ def convert_plan_text(doc: dict) -> str:
     lines = [f"plan (dry run, nothing written): {doc['target']}/{doc['directory']}",
              f"  write id {doc['write_id']}, statement {doc['statement_id']}, Hive "
              f"{doc['hive_version']} form, {doc['compression']}",
-             f"  {doc['rows']:,} rows from {len(doc['sources'])} source file(s):"]
-    lines += [f"    {s['path']} ({s['rows']:,} rows)" for s in doc["sources"]]
+             f"  {count(doc['rows'], 'row')} from {count(len(doc['sources']), 'source file')}:"]
+    lines += [f"    {display(s['path'])} ({count(s['rows'], 'row')})" for s in doc["sources"]]
     lines.append("  columns: " + ", ".join(
         c["column"] + (f" <- {c['source']}" if c["source"] != c["column"] else "")
         + (f" ({c['cast']})" if c["cast"] else "") for c in doc["columns"]))
@@ -543,10 +547,10 @@ def convert_plan_text(doc: dict) -> str:
 
 
 def convert_summary_text(target: str, doc: dict) -> str:
-    lines = [f"committed {target}/{doc['directory']}: {doc['rows']:,} rows in "
-             f"{len(doc['files'])} file(s), {human_bytes(doc['bytes'])}, "
+    lines = [f"committed {display(target)}/{doc['directory']}: {count(doc['rows'], 'row')} in "
+             f"{count(len(doc['files']), 'file')}, {human_bytes(doc['bytes'])}, "
              f"{doc['elapsed_seconds']:.2f} s"]
-    lines += [f"  {name}: {rows:,} rows" for name, rows in doc["files"].items()]
+    lines += [f"  {name}: {count(rows, 'row')}" for name, rows in doc["files"].items()]
     if doc["manifest"]:
         lines.append(f"  sources moved; manifest: {doc['manifest']}")
     return "\n".join(lines)

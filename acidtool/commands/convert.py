@@ -35,55 +35,17 @@ from ..core.names import (
     is_hidden,
     parse_dir_name,
 )
-from ..core.orctypes import TypeStringError, struct_fields
 from ..core.versions import HiveVersion
 from ..io.deltawriter import BucketWriter, BucketWriters, FileFormat
 from ..io.fs import Location, kind_of, list_tree, resolve
 from ..io.orc import fragment_batches, is_acid_schema, open_orc
+from .convert_schema import ORC_TO_ARROW, map_schema
 
 STAGING_PREFIX = "_acidtool_staging_"
 DEFAULT_MAX_FILE_ROWS = 10_000_000
 
-_ORC_TO_ARROW = {
-    "boolean": pa.bool_(), "tinyint": pa.int8(), "smallint": pa.int16(), "int": pa.int32(),
-    "bigint": pa.int64(), "float": pa.float32(), "double": pa.float64(), "string": pa.string(),
-    "binary": pa.binary(), "date": pa.date32(), "timestamp": pa.timestamp("ns"),
-}
-# Casts that never lose information (Hive's own schema evolution allows these too).
-_WIDER = {
-    pa.int8(): {pa.int16(), pa.int32(), pa.int64()},
-    pa.int16(): {pa.int32(), pa.int64()},
-    pa.int32(): {pa.int64()},
-    pa.float32(): {pa.float64()},
-}
-
-
 class ConvertError(AcidToolError):
     """A problem found while planning; nothing has been written."""
-
-
-def orc_type_to_arrow(text: str) -> pa.DataType:
-    t = "".join(text.split()).lower()
-    if t in _ORC_TO_ARROW:
-        return _ORC_TO_ARROW[t]
-    if t.startswith(("varchar(", "char(")):
-        return pa.string()
-    if t.startswith("decimal("):
-        precision, scale = (int(x) for x in t[len("decimal("):-1].split(","))
-        return pa.decimal128(precision, scale)
-    if t.startswith("array<"):
-        return pa.list_(orc_type_to_arrow(t[len("array<"):-1]))
-    if t.startswith("struct<"):
-        return pa.struct([pa.field(n, orc_type_to_arrow(ft)) for n, ft in struct_fields(t)])
-    if t.startswith("map<"):
-        inner = t[len("map<"):-1]
-        depth = 0
-        for i, ch in enumerate(inner):
-            depth += ch in "<("
-            depth -= ch in ">)"
-            if ch == "," and depth == 0:
-                return pa.map_(orc_type_to_arrow(inner[:i]), orc_type_to_arrow(inner[i + 1:]))
-    raise ConvertError(f"unsupported column type {text!r}")
 
 
 @dataclass(frozen=True)
@@ -236,62 +198,6 @@ def _read_sources(locs: list[Location]) -> list[Source]:
     return sources
 
 
-def _castable(src: pa.DataType, dst: pa.DataType) -> bool:
-    if src == dst:
-        return True
-    if dst in _WIDER.get(src, set()):
-        return True
-    if pa.types.is_integer(src) and pa.types.is_decimal(dst):
-        return dst.precision - dst.scale >= {8: 3, 16: 5, 32: 10, 64: 19}[src.bit_width]
-    if pa.types.is_decimal(src) and pa.types.is_decimal(dst):
-        return dst.scale >= src.scale and dst.precision - dst.scale >= src.precision - src.scale
-    if pa.types.is_timestamp(src) and pa.types.is_timestamp(dst):
-        return True
-    if pa.types.is_large_string(src) and pa.types.is_string(dst):
-        return True
-    return False
-
-
-def _map_schema(sources: list[Source], opts: ConvertOptions
-                ) -> tuple[pa.Schema, list[tuple[str, str, str]]]:
-    first = sources[0].schema
-    for s in sources[1:]:
-        if s.schema != first:
-            raise UsageError(f"sources have different schemas: {sources[0].loc.url} has "
-                             f"{first.to_string(show_schema_metadata=False)!r}, {s.loc.url} has "
-                             f"{s.schema.to_string(show_schema_metadata=False)!r}")
-    if opts.schema is None:
-        return first, [(f.name, f.name, "") for f in first]
-    try:
-        target = pa.schema([pa.field(n, orc_type_to_arrow(t)) for n, t in
-                            struct_fields(opts.schema)])
-    except TypeStringError as exc:
-        raise UsageError(f"--schema: {exc}") from None
-    problems, mapping = [], []
-    if opts.by_position:
-        if len(target) != len(first):
-            problems.append(f"the sources have {len(first)} columns, --schema has {len(target)}")
-        pairs = list(zip(target, first))
-    else:
-        by_name = {f.name.lower(): f for f in first}
-        pairs = []
-        for t in target:
-            s = by_name.pop(t.name.lower(), None)
-            if s is None:
-                problems.append(f"column {t.name!r} is missing from the sources")
-            else:
-                pairs.append((t, s))
-        for extra in by_name.values():
-            problems.append(f"source column {extra.name!r} is not in --schema")
-    for t, s in pairs:
-        if not _castable(s.type, t.type):
-            problems.append(f"column {t.name!r}: {s.type} cannot be cast safely to {t.type}")
-        mapping.append((t.name, s.name, "" if s.type == t.type else f"{s.type} -> {t.type}"))
-    if problems:
-        raise UsageError("schema does not fit: " + "; ".join(problems))
-    return target, mapping
-
-
 def _max_write_id(target: Location) -> int:
     """The highest write id of any base or delta below the target (0 when there is none)."""
     top = 0
@@ -343,7 +249,7 @@ def plan(source_patterns: Sequence[str], opts: ConvertOptions) -> Plan:
     if not 0 <= opts.statement_id <= 4095:
         raise UsageError("--statement-id must be between 0 and 4095")
     sources = _read_sources(_expand_sources(source_patterns))
-    schema, mapping = _map_schema(sources, opts)
+    schema, mapping = map_schema(sources, opts.schema, opts.by_position)
     kinds = []
     if opts.buckets:
         names = {f.name.lower(): f for f in schema}
@@ -380,7 +286,7 @@ def plan(source_patterns: Sequence[str], opts: ConvertOptions) -> Plan:
 
 
 def _kind_of(t: pa.DataType) -> str:
-    for kind, arrow in _ORC_TO_ARROW.items():
+    for kind, arrow in ORC_TO_ARROW.items():
         if arrow == t:
             return kind
     raise UsageError(f"bucketing on a {t} column is not supported")

@@ -339,7 +339,7 @@ def write_delta(df, table: str, write_id: int, *, schema: str | None = None,
 
 def _arrow_of(t) -> pa.DataType:
     name = t.simpleString()
-    from .convert import orc_type_to_arrow
+    from .convert_schema import orc_type_to_arrow
 
     return orc_type_to_arrow(name.replace("integer", "int").replace("long", "bigint")
                              .replace("byte", "tinyint").replace("short", "smallint"))

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from .._gc import paused_gc
+from ..core.errors import UsageError
 from ..core.listing import Listing, PathInfo, markers_needed
 from ..core.partitions import split_partitions
 from ..core.select import AcidState, select
@@ -38,8 +39,22 @@ def inspect_table(path: str | Location, snapshot: Snapshot | None = None, *,
     loc = resolve(path) if isinstance(path, str) else path
     snapshot = snapshot or make_snapshot()
     require_dir(loc)
+    require_not_acid_dir(loc)
     with paused_gc():
         return _inspect(loc, snapshot, ignore_empty_files)
+
+
+def require_not_acid_dir(loc: Location) -> None:
+    """A base_, delta_ or delete_delta_ directory is part of a table, not one: judged alone its
+    bucket files would look like foreign original data. Say which directory to name instead."""
+    name = loc.url.rstrip("/").rsplit("/", 1)[-1]
+    if not name.startswith(("base_", "delta_", "delete_delta_")):
+        return
+    kind = name.split("_")[0] if not name.startswith("delete_delta_") else "delete_delta"
+    parent = loc.url.rstrip("/")[: -len(name)].rstrip("/") or "/"
+    raise UsageError(f"{loc.url} is a {kind} directory of a table, not a table: give the table "
+                     f"(or partition) directory, {parent}; `acidtool dump` and `meta` read "
+                     "one directory's files")
 
 
 def _inspect(loc: Location, snapshot: Snapshot, ignore_empty_files: bool) -> TableState:

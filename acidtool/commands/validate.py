@@ -53,6 +53,7 @@ from ..io.fs import (
     resolve,
     size_if_any,
 )
+from .ls import require_not_acid_dir
 
 
 @dataclass(frozen=True)
@@ -293,10 +294,16 @@ def validate(paths: Sequence[str], opts: ValidateOptions, *, progress: bool = Fa
         for path in paths:
             loc = resolve(path)
             require_dir(loc)
+            if not opts.recursive:
+                require_not_acid_dir(loc)
+            tables = report.tables
             # Listing, footers and rules make a few objects per file and no reference
             # cycles: the collector's scans of a growing heap would only cost time.
             with paused_gc():
                 _validate_path(loc, opts, ctx, codes, pool, progress, report)
+            if opts.recursive and report.tables == tables:
+                # A CI job pointed at the wrong directory must not go green.
+                raise PathError(f"no ACID table or partition found under {path}")
     report.findings.sort(key=lambda f: (f.path, f.code, f.message))
     return report
 

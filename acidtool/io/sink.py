@@ -46,6 +46,11 @@ class RowWriter:
             directory = os.path.dirname(os.path.abspath(output)) or "."
             fd, self._tmp = tempfile.mkstemp(prefix=".acidtool-", dir=directory)
             os.close(fd)
+            # mkstemp makes the file 0600; the output is an ordinary file, made as any other
+            # (0644 under umask 022), and still appears only complete, by rename.
+            mask = os.umask(0)
+            os.umask(mask)
+            os.chmod(self._tmp, 0o666 & ~mask)
             self._stream = open(self._tmp, "wb")
         else:
             self._stream = stdout

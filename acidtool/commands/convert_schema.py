@@ -1,0 +1,135 @@
+"""convert's schema mapping: the sources' columns onto the table's (--schema), by name or by
+position, with only the casts that lose nothing."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from ..core.errors import UsageError
+from ..core.orctypes import TypeStringError, struct_fields
+
+ORC_TO_ARROW = {
+    "boolean": pa.bool_(), "tinyint": pa.int8(), "smallint": pa.int16(), "int": pa.int32(),
+    "bigint": pa.int64(), "float": pa.float32(), "double": pa.float64(), "string": pa.string(),
+    "binary": pa.binary(), "date": pa.date32(), "timestamp": pa.timestamp("ns"),
+}
+# Casts that never lose information (Hive's own schema evolution allows these too).
+_WIDER = {
+    pa.int8(): {pa.int16(), pa.int32(), pa.int64()},
+    pa.int16(): {pa.int32(), pa.int64()},
+    pa.int32(): {pa.int64()},
+    pa.float32(): {pa.float64()},
+}
+
+
+def orc_type_to_arrow(text: str) -> pa.DataType:
+    t = "".join(text.split()).lower()
+    if t in ORC_TO_ARROW:
+        return ORC_TO_ARROW[t]
+    if t.startswith(("varchar(", "char(")):
+        return pa.string()
+    if t.startswith("decimal("):
+        precision, scale = (int(x) for x in t[len("decimal("):-1].split(","))
+        return pa.decimal128(precision, scale)
+    if t.startswith("array<"):
+        return pa.list_(orc_type_to_arrow(t[len("array<"):-1]))
+    if t.startswith("struct<"):
+        return pa.struct([pa.field(n, orc_type_to_arrow(ft)) for n, ft in struct_fields(t)])
+    if t.startswith("map<"):
+        inner = t[len("map<"):-1]
+        depth = 0
+        for i, ch in enumerate(inner):
+            depth += ch in "<("
+            depth -= ch in ">)"
+            if ch == "," and depth == 0:
+                return pa.map_(orc_type_to_arrow(inner[:i]), orc_type_to_arrow(inner[i + 1:]))
+    raise ConvertError(f"unsupported column type {text!r}")
+
+
+def _castable(src: pa.DataType, dst: pa.DataType) -> bool:
+    if src == dst:
+        return True
+    if dst in _WIDER.get(src, set()):
+        return True
+    if pa.types.is_integer(src) and pa.types.is_decimal(dst):
+        return dst.precision - dst.scale >= {8: 3, 16: 5, 32: 10, 64: 19}[src.bit_width]
+    if pa.types.is_decimal(src) and pa.types.is_decimal(dst):
+        return dst.scale >= src.scale and dst.precision - dst.scale >= src.precision - src.scale
+    if pa.types.is_timestamp(src) and pa.types.is_timestamp(dst):
+        return True
+    if pa.types.is_large_string(src) and pa.types.is_string(dst):
+        return True
+    return False
+
+
+def map_schema(sources: list, schema: str | None, by_position: bool
+               ) -> tuple[pa.Schema, list[tuple[str, str, str]]]:
+    """The table's columns and, per column, (table column, source column, cast). Without
+    --schema every source must have the first one's schema; with it, each source on its own
+    must fit it (by name or position, every cast safe), so an int32 source and an int64 source
+    both go into a bigint column."""
+    first = sources[0].schema
+    if schema is None:
+        for s in sources[1:]:
+            if s.schema != first:
+                raise UsageError(
+                    f"sources have different schemas: {sources[0].loc.url} has "
+                    f"{first.to_string(show_schema_metadata=False)!r}, {s.loc.url} has "
+                    f"{s.schema.to_string(show_schema_metadata=False)!r}; give --schema to "
+                    "cast them to the table's columns")
+        return first, [(f.name, f.name, "") for f in first]
+    try:
+        target = pa.schema([pa.field(n, orc_type_to_arrow(t)) for n, t in
+                            struct_fields(schema)])
+    except TypeStringError as exc:
+        raise UsageError(f"--schema: {exc}") from None
+    problems: list[str] = []
+    mappings = []
+    for s in sources:
+        found = _fit(s.schema, target, by_position, problems,
+                     s.loc.url if len(sources) > 1 else "")
+        mappings.append(found)
+    if not problems:
+        names = {tuple(src for _, src, _ in m) for m in mappings}
+        if len(names) > 1:
+            problems.append("the sources name their columns differently: "
+                            + "; ".join(", ".join(n) for n in sorted(names)))
+    if problems:
+        raise UsageError("schema does not fit: " + "; ".join(problems))
+    mapping = []
+    for i, (column, source, _) in enumerate(mappings[0]):
+        casts = sorted({m[i][2] for m in mappings if m[i][2]})
+        mapping.append((column, source, ", ".join(casts)))
+    return target, mapping
+
+
+def _fit(schema: pa.Schema, target: pa.Schema, by_position: bool, problems: list[str],
+         where: str) -> list[tuple[str, str, str]]:
+    """One source schema's mapping onto the table's columns; what does not fit goes to
+    ``problems``."""
+    prefix = f"{where}: " if where else ""
+    if by_position:
+        if len(target) != len(schema):
+            problems.append(f"{prefix}the source has {len(schema)} columns, --schema has "
+                            f"{len(target)}" if where else
+                            f"the sources have {len(schema)} columns, --schema has "
+                            f"{len(target)}")
+        pairs = list(zip(target, schema))
+    else:
+        by_name = {f.name.lower(): f for f in schema}
+        pairs = []
+        for t in target:
+            s = by_name.pop(t.name.lower(), None)
+            if s is None:
+                problems.append(f"{prefix}column {t.name!r} is missing from the sources")
+            else:
+                pairs.append((t, s))
+        for extra in by_name.values():
+            problems.append(f"{prefix}source column {extra.name!r} is not in --schema")
+    mapping = []
+    for t, s in pairs:
+        if not _castable(s.type, t.type):
+            problems.append(f"{prefix}column {t.name!r}: {s.type} cannot be cast safely to "
+                            f"{t.type}")
+        mapping.append((t.name, s.name, "" if s.type == t.type else f"{s.type} -> {t.type}"))
+    return mapping
