@@ -54,3 +54,19 @@ def test_write_delta_from_a_dataframe(spark, tmp_path):
     assert summary.files == {"bucket_00000": 10}
     out = [json.loads(x) for x in run("read", table, "--with-row-id").out.splitlines()]
     assert [(r["ROW__ID"]["rowid"], r["id"]) for r in out] == [(i, i) for i in range(10)]
+
+
+@pytest.mark.parametrize("verbose", [False, True])
+def test_spark_keeps_the_console_to_acidtools_lines(tmp_path, verbose):
+    """A fresh process starts its own JVM: its start-up lines and log4j's WARN lines go to a
+    log file unless --verbose."""
+    from .helpers.runner import run_process
+
+    land = sources(tmp_path / "land")
+    (tmp_path / "t").mkdir()
+    result = run_process("convert", land, "--table", tmp_path / "t", "--write-id", "1",
+                         "--spark", "--master", "local[1]", *(["--verbose"] if verbose else []))
+    assert result.code == 0, result.err
+    assert result.out.startswith("committed ")
+    foreign = [line for line in result.err.splitlines() if not line.startswith("acidtool: ")]
+    assert bool(foreign) is verbose, result.err

@@ -58,6 +58,9 @@ def convert_command(
     spark: bool = typer.Option(False, "--spark", help="Run as a PySpark job."),
     master: Optional[str] = typer.Option(None, "--master", help="Spark master (default "
                                          "local[*], or the active session's)."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="With --spark: show Spark's "
+                                 "own log (WARN and up) on the console; without it, it goes "
+                                 "to a file in the temporary directory."),
     fmt: SummaryFormat = typer.Option(SummaryFormat.text, "--format",
                                       help="The summary as text or json."),
 ) -> None:
@@ -88,7 +91,7 @@ def convert_command(
         bucket_by=tuple(c.strip() for c in (bucket_by or "").split(",") if c.strip()),
         bucketing_version=bucketing_version, max_file_rows=max_file_rows, schema=schema,
         by_position=by_position, move_sources=move_sources_to)
-    result = convert(sources, opts, dry_run=dry_run, spark=spark, master=master,
+    result = convert(sources, opts, dry_run=dry_run, spark=spark, master=master, verbose=verbose,
                      progress=_progress_rows if sys.stderr.isatty() else None)
     if result.summary is None:
         doc = {"dry_run": True, **result.plan.describe()}
@@ -104,7 +107,8 @@ def _progress_rows(done: int, total: int) -> None:
     """A progress line on a terminal, for a convert of a million rows or more."""
     if total < 1_000_000:
         return
-    sys.stderr.write(f"\racidtool: converted {done:,}/{total:,} rows")
-    if done >= total:
-        sys.stderr.write("\n")
+    if done >= total:  # the result follows: the line is cleared, not left behind
+        sys.stderr.write("\r\x1b[K")
+    else:
+        sys.stderr.write(f"\racidtool: converted {done:,}/{total:,} rows")
     sys.stderr.flush()

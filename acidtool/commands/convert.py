@@ -472,7 +472,7 @@ class ConvertResult:
 
 
 def convert(source_patterns: Sequence[str], opts: ConvertOptions, *, dry_run: bool = False,
-            spark: bool = False, master: str | None = None,
+            spark: bool = False, master: str | None = None, verbose: bool = False,
             progress: Callable[[int, int], None] | None = None) -> ConvertResult:
     """Plan (every check that can be made before writing), then, unless ``dry_run``, write the
     bucket files (in this process or as a Spark job), commit the delta with one rename and move
@@ -490,7 +490,7 @@ def convert(source_patterns: Sequence[str], opts: ConvertOptions, *, dry_run: bo
     if spark:
         from .convert_spark import spark_writer
 
-        files = spark_writer(p, master)
+        files = spark_writer(p, master, verbose)
     else:
         try:
             files = write_files(p, progress and (lambda done: progress(done, p.total_rows)))

@@ -89,7 +89,10 @@ def spark_type(t: pa.DataType) -> str:
     raise ValueError(f"no Spark type for {t}")
 
 
-def session(master: str | None = None):
+def session(master: str | None = None, verbose: bool = False):
+    """The active session, or a new one. Unless ``verbose``, the JVM's own output (its start-up
+    lines, log4j's WARN lines) goes to a log file, not the console: acidtool's lines are the
+    ones a person reads, and Spark's errors still reach Python as exceptions."""
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()
@@ -106,9 +109,35 @@ def session(master: str | None = None):
         # Local workers run this interpreter, which has acidtool and pyarrow (Spark would
         # start whatever `python3` is on PATH). PySpark reads only the environment for it.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
+    if verbose:
+        spark = builder.getOrCreate()
+    else:
+        with _stderr_to(_spark_log()):
+            spark = builder.getOrCreate()  # the JVM it starts keeps the log as its stderr
+    spark.sparkContext.setLogLevel("WARN" if verbose else "ERROR")
     return spark
+
+
+def _spark_log() -> str:
+    import tempfile
+
+    fd, path = tempfile.mkstemp(prefix="acidtool-spark-", suffix=".log")
+    os.close(fd)
+    return path
+
+
+@contextlib.contextmanager
+def _stderr_to(path: str):
+    """File descriptor 2 points at ``path`` inside the block (for the processes it starts)."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with open(path, "ab") as log:
+        os.dup2(log.fileno(), 2)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 @contextlib.contextmanager
@@ -276,12 +305,12 @@ def _write_rows(plan: Plan, placed, staged: Location) -> dict[str, tuple[int, in
     return _collect([(r["name"], r["rows"], r["bytes"]) for r in rows], plan, staged)
 
 
-def spark_writer(plan: Plan, master: str | None = None):
+def spark_writer(plan: Plan, master: str | None = None, verbose: bool = False):
     """The --spark conversion, as the writer ``convert.commit`` runs into its staging directory:
     ``commit(plan, spark_writer(plan), started)``."""
 
     def write(staged: Location) -> dict[str, tuple[int, int]]:
-        spark = session(master)
+        spark = session(master, verbose)
         if not plan.options.buckets:
             return _write_groups(spark, plan, staged)
         with _conf(spark, _JOB_CONF):
