@@ -38,7 +38,8 @@ def test_converted_delta_is_what_hive_writes(tmp_path):
     assert summary["files"] == {"bucket_00000": 3}
     assert "write id 7 is committed" in result.err
     d = table / "delta_0000007_0000007_0000"
-    assert sorted(p.name for p in d.iterdir()) == ["_orc_acid_version", "bucket_00000"]
+    assert sorted(p.name for p in d.iterdir()) == ["_acidtool_sources", "_orc_acid_version",
+                                                  "bucket_00000"]
     assert (d / "_orc_acid_version").read_bytes() == b"2"
     lines = run("dump", d / "bucket_00000").out.splitlines()
     assert lines[0] == ('{"operation":0,"originalTransaction":7,"bucket":536870912,"rowId":0,'
@@ -109,7 +110,7 @@ def test_hive2_form(tmp_path):
     assert run("convert", src, "--table", table, "--write-id", "9", "--hive-version", "2",
                "--statement-id", "1").code == 0
     d = table / "delta_0000009_0000009_0001"
-    assert [p.name for p in d.iterdir()] == ["bucket_00000"]
+    assert sorted(p.name for p in d.iterdir()) == ["_acidtool_sources", "bucket_00000"]
     meta = run("meta", d / "bucket_00000", "--format", "json").json()[0]
     # Hive 2 writes the last stripe after the key index: a one-stripe file has an empty index
     assert meta["user_metadata"] == {"hive.acid.key.index": "", "hive.acid.stats": "2,0,0"}
@@ -228,10 +229,13 @@ def test_datax_scenario_end_to_end(tmp_path):
     assert result.code == 0, result.err
     summary = json.loads(result.out)
     assert summary["directory"] == "delta_0000004_0000004_0000"
-    assert {p.name for p in done.iterdir()} == {root_file.name, stray.name,
-                                                "acidtool-manifest-delta_0000004_0000004_0000.json"}
-    manifest = json.loads((done / "acidtool-manifest-delta_0000004_0000004_0000.json").read_text())
-    assert [m["rows"] for m in manifest["sources"]] == [1, 1]
+    name = "acidtool-manifest-delta_0000004_0000004_0000.jsonl"
+    assert {p.name for p in done.iterdir()} == {root_file.name, stray.name, name}
+    head, *moves, last = [json.loads(x) for x in (done / name).read_text().splitlines()]
+    assert head["directory"] == "delta_0000004_0000004_0000" and head["sources"] == 2
+    assert [m["rows"] for m in moves] == [1, 1]
+    assert [m["to"] for m in moves] == [str(done / root_file.name), str(done / stray.name)]
+    assert last == {"done": True, "moved": 2}
     assert run("validate", table).code == 0, run("validate", table).out
     after = [json.loads(x) for x in run("read", table, "--with-row-id").out.splitlines()]
     # Before, Hive misread the two DataX files (as original data, and as a LOAD DATA file in

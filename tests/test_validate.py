@@ -22,7 +22,8 @@ def datax_table(root):
     and in a fresh delta directory."""
     layout = {**delta(D1), **delta("delta_0000002_0000002_0000", acid(events(2)))}
     layout["orders__6f1c9e2a_3b7d_4c0e_9a51_2d8e4f7b1c03"] = plain()
-    layout["delta_0000003_0000003_0000/orders__0b6e2b8f_1d5c_4d9a_8c3f_8a1e6f2b7c90"] = plain()
+    layout["delta_0000003_0000003_0000/orders__0b6e2b8f_1d5c_4d9a_8c3f_8a1e6f2b7c90"] = plain(
+        rows=((2, "b"),))
     return build(root, layout)
 
 

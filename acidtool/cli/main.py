@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import importlib
 import os
+import signal
 import sys
 
 import typer
 
-from ..core.errors import AcidToolError, ExitStatus
+from ..core.errors import AcidToolError, ExitStatus, Terminated
 from .app import app, decode_app, silence_stdout
 from .output import one_line
 
@@ -33,9 +34,25 @@ def main(argv: list[str] | None = None) -> None:
 
         leave_pandas_out()
     traceback = "--traceback" in args or os.environ.get("ACIDTOOL_TRACEBACK") == "1"
+    try:
+        previous = signal.signal(signal.SIGTERM, _terminated)
+    except ValueError:  # not the main thread (a library caller's): signals stay theirs
+        previous = None
+    try:
+        status = _run(args, traceback)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+    sys.exit(int(status) if isinstance(status, int) else ExitStatus.OK)
+
+
+def _run(args: list[str], traceback: bool):
     args = [a for a in args if a != "--traceback"]
     try:
         status = command().main(args=args, prog_name="acidtool", standalone_mode=False)
+        if status == ExitStatus.INTERRUPTED:  # typer's answer to KeyboardInterrupt
+            _error_line("interrupted")
+            status = 128 + (signal.SIGTERM if _SIGNALLED else signal.SIGINT)
     except BrokenPipeError:
         # Output went to a pipe that closed (e.g. `| head`): not an error.
         silence_stdout()
@@ -49,16 +66,22 @@ def main(argv: list[str] | None = None) -> None:
             raise
         _error_line(f"error: {exc}")
         status = exc.exit_status
-    except (KeyboardInterrupt, typer.Abort):
+    except OSError as exc:  # a filesystem's answer (no permission, gone, full): not a bug
+        if traceback:
+            raise
+        where = f"{exc.filename}: " if exc.filename else ""
+        _error_line(f"error: {where}{exc.strerror or exc}")
+        status = ExitStatus.USAGE
+    except (KeyboardInterrupt, typer.Abort) as exc:
         _error_line("interrupted")
-        status = 130
+        status = 128 + (signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT)
     except Exception as exc:  # noqa: BLE001 - the one place that turns bugs into one line
         if traceback:
             raise
         _error_line(f"internal error: {type(exc).__name__}: {exc} "
                     "(run again with --traceback and report it)")
         status = ExitStatus.INTERNAL
-    sys.exit(int(status) if isinstance(status, int) else ExitStatus.OK)
+    return status
 
 
 def command():
@@ -88,6 +111,25 @@ def _argument_metavar(param):
     def make_metavar(ctx, *, usage: bool = False) -> str:
         return f"[{name}]" if usage and not param.required else name
     return make_metavar
+
+
+_SIGNALLED = []  # SIGTERM arrived (typer turns the exception into exit status 130)
+
+
+def _terminated(signum, frame) -> None:
+    """SIGTERM as an exception where the process is, so that cleanup runs as for Ctrl-C."""
+    _SIGNALLED.append(signum)
+    raise Terminated()
+
+
+def _default_sigterm_in_child() -> None:
+    """A process forked while the handler is set (validate's workers) dies of SIGTERM at once,
+    as usual: a Python handler could not run in a child stuck on a lock it inherited."""
+    if signal.getsignal(signal.SIGTERM) is _terminated:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+os.register_at_fork(after_in_child=_default_sigterm_in_child)
 
 
 def _error_line(message: str) -> None:

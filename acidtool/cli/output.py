@@ -12,7 +12,7 @@ from typing import Iterable, Iterator, NamedTuple
 
 from ..commands.ls import PartitionState, TableState
 from ..core.listing import PathInfo
-from ..core.names import NO_STATEMENT, FileName
+from ..core.names import HIDDEN_PREFIXES, NO_STATEMENT, FileName
 from ..core.select import STATUSES, AcidState, Entry
 
 LS_SCHEMA_VERSION = 1
@@ -145,11 +145,15 @@ def _entry_pieces(entries) -> Iterator[str]:
 
 
 def summary(state: AcidState) -> dict:
+    """Entries by status, and the files and bytes of those that are not hidden: a hidden
+    entry (a name starting with '_' or '.', such as a staging directory a killed job left) is
+    never data, so it does not count."""
     counts = Counter(e.status for e in state.entries)
+    shown = [e for e in state.entries if not e.name.startswith(HIDDEN_PREFIXES)]
     return {
         **{status: counts.get(status, 0) for status in STATUSES},
-        "files": sum(e.file_count for e in state.entries),
-        "bytes": sum(e.size for e in state.entries),
+        "files": sum(e.file_count for e in shown),
+        "bytes": sum(e.size for e in shown),
     }
 
 
@@ -535,6 +539,8 @@ def convert_plan_text(doc: dict) -> str:
              f"{doc['hive_version']} form, {doc['compression']}",
              f"  {count(doc['rows'], 'row')} from {count(len(doc['sources']), 'source file')}:"]
     lines += [f"    {display(s['path'])} ({count(s['rows'], 'row')})" for s in doc["sources"]]
+    lines += [f"    {display(d['path'])}: the same file as {display(d['same_file_as'])}, "
+              "converted once" for d in doc.get("named_twice", [])]
     lines.append("  columns: " + ", ".join(
         c["column"] + (f" <- {c['source']}" if c["source"] != c["column"] else "")
         + (f" ({c['cast']})" if c["cast"] else "") for c in doc["columns"]))

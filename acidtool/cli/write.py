@@ -52,6 +52,10 @@ def convert_command(
     by_position: bool = typer.Option(False, "--by-position", help="Match source columns to "
                                      "--schema by position instead of by name."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan; write nothing."),
+    allow_duplicates: bool = typer.Option(False, "--allow-duplicates", help="Convert sources "
+                                          "even when a delta of the table records them as "
+                                          "converted already (by content), or two sources "
+                                          "hold the same bytes."),
     move_sources_to: Optional[str] = typer.Option(None, "--move-sources", help="After the "
                                                   "commit, move the sources to DIR2 and write a "
                                                   "manifest there."),
@@ -90,7 +94,8 @@ def convert_command(
         compression=compression.value, hive_version=hive_version, buckets=buckets,
         bucket_by=tuple(c.strip() for c in (bucket_by or "").split(",") if c.strip()),
         bucketing_version=bucketing_version, max_file_rows=max_file_rows, schema=schema,
-        by_position=by_position, move_sources=move_sources_to)
+        by_position=by_position, move_sources=move_sources_to,
+        allow_duplicates=allow_duplicates)
     result = convert(sources, opts, dry_run=dry_run, spark=spark, master=master, verbose=verbose,
                      progress=_progress_rows if sys.stderr.isatty() else None)
     if result.summary is None:

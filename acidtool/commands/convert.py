@@ -25,10 +25,18 @@ from typing import Callable, Iterator, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..core.errors import AcidToolError, OrcReadError, UsageError
+from ..core.errors import (
+    AcidToolError,
+    AfterCommitError,
+    Interrupted,
+    OrcReadError,
+    Terminated,
+    UsageError,
+)
 from ..core.hashing import bucket_number
 from ..core.names import (
     ACID_VERSION_FILE,
+    ACIDTOOL_STAGING_PREFIX,
     Base,
     Delta,
     bucket_file_name,
@@ -40,8 +48,16 @@ from ..io.deltawriter import BucketWriter, BucketWriters, FileFormat
 from ..io.fs import Location, kind_of, list_tree, resolve
 from ..io.orc import fragment_batches, is_acid_schema, open_orc
 from .convert_schema import ORC_TO_ARROW, map_schema
+from .convert_sources import (
+    SOURCES_FILE,
+    Fingerprint,
+    dedupe,
+    fingerprint,
+    move_targets,
+    record,
+    refuse_duplicates,
+)
 
-STAGING_PREFIX = "_acidtool_staging_"
 DEFAULT_MAX_FILE_ROWS = 10_000_000
 
 class ConvertError(AcidToolError):
@@ -63,6 +79,7 @@ class ConvertOptions:
     schema: str | None = None
     by_position: bool = False
     move_sources: str | None = None
+    allow_duplicates: bool = False  # convert sources whose rows a delta records already
     stripe_size: int = 64 * 1024 * 1024
 
     def __post_init__(self) -> None:
@@ -130,6 +147,9 @@ class Plan:
     total_rows: int = 0
     files: list[str] = field(default_factory=list)  # bucket file names (unbucketed: known)
     groups: list[Group] = field(default_factory=list)  # unbucketed: sources per file run
+    named_twice: list[tuple[str, str]] = field(default_factory=list)  # (path, same file as)
+    fingerprints: list[Fingerprint] = field(default_factory=list)  # of each source
+    moves: list[Location] = field(default_factory=list)  # --move-sources: where each goes
 
     def describe(self) -> dict:
         o = self.options
@@ -144,6 +164,7 @@ class Plan:
             "files": self.files if not o.buckets else
             [bucket_file_name(b) for b in range(o.buckets)],
             "compression": o.compression,
+            "named_twice": [{"path": a, "same_file_as": b} for a, b in self.named_twice],
         }
 
 
@@ -172,12 +193,7 @@ def _expand_sources(patterns: Sequence[str]) -> list[Location]:
         if not files:
             raise UsageError(f"{pattern}: no files in this directory")
         out.extend(loc.child(f) for f in files)
-    seen, unique = set(), []
-    for loc in out:
-        if loc.url not in seen:
-            seen.add(loc.url)
-            unique.append(loc)
-    return unique
+    return out
 
 
 def _read_sources(locs: list[Location]) -> list[Source]:
@@ -204,8 +220,8 @@ def _max_write_id(target: Location) -> int:
     if kind_of(target) != "dir":
         return 0
     for p in list_tree(target):
-        if not p.is_dir:
-            continue
+        if not p.is_dir or any(is_hidden(part) for part in p.path.split("/")):
+            continue  # a staging directory left by a killed convert holds no committed id
         name = p.name
         try:
             acid = parse_dir_name(name, "4")
@@ -248,7 +264,8 @@ def plan(source_patterns: Sequence[str], opts: ConvertOptions) -> Plan:
             raise UsageError("--buckets needs a positive count and --bucket-by columns")
     if not 0 <= opts.statement_id <= 4095:
         raise UsageError("--statement-id must be between 0 and 4095")
-    sources = _read_sources(_expand_sources(source_patterns))
+    locs, named_twice = dedupe(_expand_sources(source_patterns))
+    sources = _read_sources(locs)
     schema, mapping = map_schema(sources, opts.schema, opts.by_position)
     kinds = []
     if opts.buckets:
@@ -258,23 +275,20 @@ def plan(source_patterns: Sequence[str], opts: ConvertOptions) -> Plan:
             raise UsageError(f"--bucket-by: no column {', '.join(map(repr, missing))}")
         for c in opts.bucket_by:
             kinds.append(_kind_of(names[c.lower()].type))
-    if opts.write_id == "auto":
-        write_id = _max_write_id(table) + 1
-    else:
-        try:
-            write_id = int(opts.write_id)
-        except ValueError:
-            raise UsageError(f"--write-id must be a number or 'auto', not {opts.write_id!r}") \
-                from None
-        if write_id < 1:
-            raise UsageError("--write-id must be at least 1")
+    write_id = _write_id(opts.write_id, table)
     clashes = _existing(target, write_id, opts.statement_id)
     if clashes:
         raise UsageError(f"write id {write_id} is already used in {target.url}: "
                          f"{', '.join(clashes)} (pick another, or --write-id auto)")
     directory = str(Delta(write_id, write_id, opts.statement_id))
     p = Plan(opts, sources, target, write_id, directory, schema, mapping, kinds,
-             sum(s.rows for s in sources))
+             sum(s.rows for s in sources), named_twice=named_twice)
+    p.fingerprints = [fingerprint(s.loc) for s in sources]
+    if not opts.allow_duplicates:
+        refuse_duplicates(sources, p.fingerprints, target)
+    if opts.move_sources:
+        p.moves = move_targets(sources, resolve(opts.move_sources), table,
+                               list(source_patterns), manifest_name(directory))
     if not opts.buckets:
         p.groups = group_sources([src.rows for src in sources], opts.max_file_rows)
         n = max(1, sum(max(1, -(-g.rows // opts.max_file_rows)) for g in p.groups))
@@ -283,6 +297,28 @@ def plan(source_patterns: Sequence[str], opts: ConvertOptions) -> Plan:
                              "raise --max-file-rows")
         p.files = [bucket_file_name(i) for i in range(n)]
     return p
+
+
+LONG_MAX = 2**63 - 1
+
+
+def _write_id(text: str, table: Location) -> int:
+    """--write-id: a number, or 'auto' for one above every write id in the table. Write ids
+    are Java longs."""
+    if text == "auto":
+        top = _max_write_id(table)
+        if top >= LONG_MAX:
+            raise UsageError(f"--write-id auto: {table.url} already holds write id {top}, the "
+                             "largest a write id (a Java long) can be")
+        return top + 1
+    try:
+        write_id = int(text)
+    except ValueError:
+        raise UsageError(f"--write-id must be a number or 'auto', not {text!r}") from None
+    if not 1 <= write_id <= LONG_MAX:
+        raise UsageError(f"--write-id must be between 1 and {LONG_MAX} (a Java long), "
+                         f"not {write_id}")
+    return write_id
 
 
 def _kind_of(t: pa.DataType) -> str:
@@ -356,6 +392,10 @@ class Summary:
     moved: list[dict] = field(default_factory=list)
     manifest: str | None = None
 
+    @property
+    def rows(self) -> int:
+        return sum(self.files.values())
+
     def as_dict(self) -> dict:
         return {"directory": self.directory, "write_id": self.write_id, "files": self.files,
                 "rows": sum(self.files.values()), "bytes": self.bytes,
@@ -400,10 +440,13 @@ def commit(p: Plan, files: dict[str, tuple[bytes, int]] | StagedWriter, started:
            ) -> Summary:
     """Write into the staging directory, then rename the delta into place. ``files`` is every
     bucket file's bytes and row count (``write_files``), or a function that writes them there
-    itself (the Spark path, whose workers write their files directly)."""
+    itself (the Spark path, whose workers write their files directly). Whatever happens before
+    the rename (an error, SIGINT, SIGTERM), the staging directory is removed and the table is
+    as it was; an interruption after it raises ``AfterCommitError``."""
     fs, o = p.target.fs, p.options
-    staging = p.target.child(f"{STAGING_PREFIX}{uuid.uuid4().hex[:12]}")
+    staging = p.target.child(f"{ACIDTOOL_STAGING_PREFIX}{uuid.uuid4().hex[:12]}")
     staged = staging.child(p.directory)
+    final = p.target.child(p.directory)
     summary = Summary(p.directory, p.write_id)
     try:
         fs.create_dir(staged.path, recursive=True)
@@ -420,10 +463,23 @@ def commit(p: Plan, files: dict[str, tuple[bytes, int]] | StagedWriter, started:
         if o.hive_version.writes_acid_version:
             with fs.open_output_stream(staged.join(ACID_VERSION_FILE)) as out:
                 out.write(b"2")
-        final = p.target.child(p.directory)
+        if p.fingerprints:
+            with fs.open_output_stream(staged.join(SOURCES_FILE)) as out:
+                out.write(record(p.sources, p.fingerprints, p.write_id))
         if kind_of(final) != "missing":
-            raise ConvertError(f"{final.url} appeared while converting; nothing was committed")
-        _rename(fs, staged.path, final.path)
+            raise ConvertError(_raced(p, final))
+        try:
+            _rename(fs, staged.path, final.path)
+        except OSError:
+            if kind_of(final) != "missing" and kind_of(staged) != "missing":
+                raise ConvertError(_raced(p, final)) from None
+            raise
+    except BaseException as exc:
+        # The rename is the commit: whether it happened is read from the filesystem, so that
+        # an interruption between it and the next line is told right.
+        if kind_of(final) != "missing" and kind_of(staged) == "missing":
+            raise AfterCommitError(f"{final.url} is committed; then: {_what(exc)}") from exc
+        raise
     finally:
         try:
             fs.delete_dir(staging.path)
@@ -433,29 +489,52 @@ def commit(p: Plan, files: dict[str, tuple[bytes, int]] | StagedWriter, started:
     return summary
 
 
+def _raced(p: Plan, final: Location) -> str:
+    return (f"another writer committed {final.url} (write id {p.write_id}) while this convert "
+            "ran; nothing of this run was committed (run it again: --write-id auto takes the "
+            "next id)")
+
+
+def _what(exc: BaseException) -> str:
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted"
+    return str(exc) or type(exc).__name__
+
+
 def _rename(fs, src: str, dst: str) -> None:
     """The commit: one directory rename (atomic on HDFS and local disks; object stores copy)."""
     fs.move(src, dst)
 
 
+def manifest_name(directory: str) -> str:
+    return f"acidtool-manifest-{directory}.jsonl"
+
+
 def move_sources(p: Plan, summary: Summary, destination: str) -> None:
-    """After a successful commit: move each source out of the table, and write a manifest."""
+    """After the commit: move each source to where the plan checked it could go. The manifest
+    (JSON lines: what was converted, then one line per source as it is moved, then a last line)
+    is written before the first move and flushed after each line, so that an interrupted move
+    leaves a record of what went where."""
     dest = resolve(destination)
     dest.fs.create_dir(dest.path, recursive=True)
-    for s in p.sources:
-        target = dest.child(s.loc.url.rstrip("/").rsplit("/", 1)[-1])
-        if kind_of(target) != "missing":
-            raise ConvertError(f"{target.url} exists; sources left in place")
-        s.loc.fs.move(s.loc.path, target.path) if s.loc.fs.type_name == dest.fs.type_name \
-            else _copy_then_delete(s.loc, target)
-        summary.moved.append({"from": s.loc.url, "to": target.url, "rows": s.rows})
-    manifest = {"converted_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                "table": p.target.url, "directory": p.directory, "write_id": p.write_id,
-                "files": summary.files, "sources": summary.moved}
-    name = f"acidtool-manifest-{p.directory}.json"
-    with dest.fs.open_output_stream(dest.join(name)) as out:
-        out.write(json.dumps(manifest, indent=2).encode())
+    name = manifest_name(p.directory)
     summary.manifest = dest.url_of(name)
+    with dest.fs.open_output_stream(dest.join(name)) as out:
+        def line(doc: dict) -> None:
+            out.write(json.dumps(doc).encode() + b"\n")
+            out.flush()
+        line({"converted_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+              "table": p.target.url, "directory": p.directory, "write_id": p.write_id,
+              "files": summary.files, "sources": len(p.sources)})
+        for s, fp, target in zip(p.sources, p.fingerprints, p.moves):
+            if s.loc.fs.type_name == dest.fs.type_name:
+                s.loc.fs.move(s.loc.path, target.path)
+            else:
+                _copy_then_delete(s.loc, target)
+            moved = {"from": s.loc.url, "to": target.url, "rows": s.rows, **fp.as_dict()}
+            summary.moved.append(moved)
+            line(moved)
+        line({"done": True, "moved": len(summary.moved)})
 
 
 def _copy_then_delete(src: Location, dst: Location) -> None:
@@ -469,6 +548,10 @@ def _copy_then_delete(src: Location, dst: Location) -> None:
 class ConvertResult:
     plan: Plan
     summary: Summary | None  # None for a dry run: nothing was written
+
+
+def _signal(exc: BaseException) -> int:
+    return 15 if isinstance(exc, Terminated) else 2
 
 
 def convert(source_patterns: Sequence[str], opts: ConvertOptions, *, dry_run: bool = False,
@@ -487,16 +570,29 @@ def convert(source_patterns: Sequence[str], opts: ConvertOptions, *, dry_run: bo
             raise UsageError(problem)
     if dry_run:
         return ConvertResult(p, None)
-    if spark:
-        from .convert_spark import spark_writer
+    try:
+        if spark:
+            from .convert_spark import spark_writer
 
-        files = spark_writer(p, master, verbose)
-    else:
-        try:
-            files = write_files(p, progress and (lambda done: progress(done, p.total_rows)))
-        except OrcReadError as exc:  # a source's stripes, damaged past its footer
-            raise OrcReadError(f"{exc}; nothing was written to the table") from None
-    summary = commit(p, files, started)
+            files = spark_writer(p, master, verbose)
+        else:
+            try:
+                files = write_files(p, progress and (lambda done: progress(done, p.total_rows)))
+            except OrcReadError as exc:  # a source's stripes, damaged past its footer
+                raise OrcReadError(f"{exc}; nothing was written to the table") from None
+        summary = commit(p, files, started)
+    except KeyboardInterrupt as exc:
+        raise Interrupted(f"interrupted; nothing was committed to {p.target.url} (the "
+                          "staging directory was removed)", _signal(exc)) from None
     if opts.move_sources:
-        move_sources(p, summary, opts.move_sources)
+        try:
+            move_sources(p, summary, opts.move_sources)
+        except BaseException as exc:
+            moved = ", ".join(m["from"] for m in summary.moved) or "none"
+            message = (f"{p.target.url}/{p.directory} is committed ({summary.rows:,} rows); "
+                       f"moving the sources then failed: {_what(exc)}; moved: {moved}; the "
+                       f"others are where they were (manifest: {summary.manifest})")
+            if isinstance(exc, KeyboardInterrupt):
+                raise Interrupted(message, _signal(exc)) from None
+            raise AfterCommitError(message) from exc
     return ConvertResult(p, summary)

@@ -43,7 +43,7 @@ def orc_type_to_arrow(text: str) -> pa.DataType:
             depth -= ch in ">)"
             if ch == "," and depth == 0:
                 return pa.map_(orc_type_to_arrow(inner[:i]), orc_type_to_arrow(inner[i + 1:]))
-    raise ConvertError(f"unsupported column type {text!r}")
+    raise UsageError(f"unsupported column type {text!r}")
 
 
 def _castable(src: pa.DataType, dst: pa.DataType) -> bool:

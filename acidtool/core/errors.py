@@ -32,6 +32,8 @@ class ExitStatus(enum.IntEnum):
     FINDINGS = 1  # Hive would fail, validate found something, a file is not readable ORC
     USAGE = 2  # a bad option or argument, an unreadable input path
     INTERNAL = 3  # a bug in acidtool: the message asks for a report
+    AFTER_COMMIT = 4  # a write was committed, and what was to follow it failed (said plainly)
+    INTERRUPTED = 130  # SIGINT (128 + 2); SIGTERM exits 143
 
 
 class AcidToolError(Exception):
@@ -56,6 +58,24 @@ class OrcReadError(AcidToolError):
     """A file that is not readable ORC (bad magic, truncated, zero bytes)."""
 
     exit_status = ExitStatus.FINDINGS
+
+
+class AfterCommitError(AcidToolError):
+    """The write was committed; a step after the commit failed (the message says which)."""
+
+    exit_status = ExitStatus.AFTER_COMMIT
+
+
+class Interrupted(AcidToolError):
+    """SIGINT or SIGTERM; the message says what was committed and what was cleaned up."""
+
+    def __init__(self, message: str, signal_number: int = 2) -> None:
+        super().__init__(message)
+        self.exit_status = 128 + signal_number
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the process is, so that cleanup runs as for Ctrl-C."""
 
 
 class AcidStateError(AcidToolError):

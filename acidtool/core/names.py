@@ -39,6 +39,8 @@ _BUCKET_V4 = re.compile(r"bucket_([0-9]+)(_[0-9]+)?")
 
 
 HIDDEN_PREFIXES = ("_", ".")  # Hive's hiddenFileFilter
+# The staging directory of a convert in progress (or killed): hidden from Hive by its "_".
+ACIDTOOL_STAGING_PREFIX = "_acidtool_staging_"
 
 
 def is_hidden(name: str) -> bool:

@@ -30,8 +30,16 @@ import yaml
 
 from acidtool.io.acidwrite import Event
 
-from .layouts import (DIR, MARK, acid, delta, events, orc_with_schema, plain,
-                      with_damaged_stripe)
+from .layouts import (
+    DIR,
+    MARK,
+    acid,
+    delta,
+    events,
+    orc_with_schema,
+    plain,
+    with_damaged_stripe,
+)
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "rules"
 NAMES = {"D1": "delta_0000001_0000001_0000", "D2": "delta_0000002_0000002_0000",

@@ -8,6 +8,7 @@ from ..errors import InvalidNameError
 from ..facts import Context, PartitionFacts
 from ..names import (
     ACID_VERSION_FILE,
+    ACIDTOOL_STAGING_PREFIX,
     FLUSH_LENGTH_SUFFIX,
     Delta,
     is_hidden,
@@ -98,7 +99,11 @@ def _stray_dirs(r: Rule, p: PartitionFacts, ctx: Context):
         if not e.is_dir:
             continue
         if is_hidden(e.name):
-            if STAGING.match(e.name):
+            if e.name.startswith(ACIDTOOL_STAGING_PREFIX):
+                yield r.finding(p.path(e.name), "leftover of an interrupted `acidtool convert`: "
+                                "its delta was never committed and nothing in it is read; "
+                                "remove it", files=e.file_count)
+            elif STAGING.match(e.name):
                 yield r.finding(p.path(e.name), "temporary or staging directory left behind",
                                 files=e.file_count)
         elif e.kind == "original_dir" and has_acid and not is_partition_component(e.name):

@@ -1,0 +1,183 @@
+"""What convert knows of its sources, so that no row is ever committed twice.
+
+* **Which file a source is.** Sources are told apart by the file they are (device and inode on a
+  local disk, the store's own normalized path elsewhere), not by how their path is spelt:
+  ``a.orc``, ``./a.orc``, ``dir//a.orc`` and a symbolic link to it are one source, converted
+  once; the plan lists what was named twice.
+* **What a source holds.** Its fingerprint is its size and the SHA-256 of its bytes (of its first
+  and last MiB when it is larger than 2 MiB: the ORC footer, with every stripe's position and
+  statistics, sits in the last). A source that was moved or copied keeps its fingerprint.
+* **What was committed.** Every delta convert commits carries ``_acidtool_sources`` (JSON: the
+  fingerprint and path of each source). Hive never reads it (names starting with ``_`` are
+  hidden), and it arrives with the delta in the same rename. A later convert refuses a source
+  whose fingerprint a delta of the table already records, naming that delta, unless told
+  ``--allow-duplicates``. Compaction drops the record with the delta.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import posixpath
+from dataclasses import dataclass
+
+from ..core.errors import UsageError
+from ..core.names import is_hidden, parse_dir_name
+from ..io.fs import Location, kind_of, list_tree
+
+SOURCES_FILE = "_acidtool_sources"
+_PART = 1 << 20  # a MiB from each end of a large source
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    size: int
+    sha256: str
+
+    def as_dict(self) -> dict:
+        return {"size": self.size, "sha256": self.sha256}
+
+
+def identity(loc: Location) -> tuple:
+    """The file a path reaches: (device, inode) on a local disk (following links), else the
+    store's path with its spelling normalized."""
+    if loc.is_local:
+        st = os.stat(loc.path)
+        return ("local", st.st_dev, st.st_ino)
+    return (loc.fs.type_name, posixpath.normpath(loc.path))
+
+
+def fingerprint(loc: Location) -> Fingerprint:
+    digest = hashlib.sha256()
+    with loc.fs.open_input_file(loc.path) as f:
+        size = f.size()
+        digest.update(size.to_bytes(8, "big"))
+        if size <= 2 * _PART:
+            digest.update(f.read())
+        else:
+            digest.update(f.read(_PART))
+            f.seek(size - _PART)
+            digest.update(f.read(_PART))
+    return Fingerprint(size, digest.hexdigest())
+
+
+def dedupe(locs: list[Location]) -> tuple[list[Location], list[tuple[str, str]]]:
+    """Each file once, in the order first named; and (path, path of the same file named
+    before) for every other spelling."""
+    first: dict[tuple, Location] = {}
+    unique, twice = [], []
+    for loc in locs:
+        key = identity(loc)
+        if key in first:
+            twice.append((loc.url, first[key].url))
+        else:
+            first[key] = loc
+            unique.append(loc)
+    return unique, twice
+
+
+def committed_sources(target: Location) -> dict[str, tuple[str, str]]:
+    """sha256 -> (delta directory, source path) for every source that a committed delta of
+    ``target`` (the table or partition directory) records."""
+    found: dict[str, tuple[str, str]] = {}
+    if kind_of(target) != "dir":
+        return found
+    for p in list_tree(target):
+        if p.is_dir or p.path.count("/") != 1 or not p.path.endswith("/" + SOURCES_FILE):
+            continue
+        directory = p.path.split("/")[0]
+        if is_hidden(directory):  # a staging directory: never committed
+            continue
+        try:
+            if parse_dir_name(directory) is None:
+                continue
+        except ValueError:
+            continue
+        try:
+            with target.fs.open_input_stream(target.join(p.path)) as f:
+                doc = json.loads(f.read().decode("utf-8"))
+            for s in doc.get("sources", []):
+                found.setdefault(s["sha256"], (directory, s.get("path", "?")))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # an unreadable record proves nothing either way
+    return found
+
+
+def refuse_duplicates(sources: list, prints: list[Fingerprint], target: Location) -> None:
+    """Sources whose rows a delta of the table holds already, or two sources with the same
+    contents: one line naming each, before anything is written."""
+    problems = []
+    done = committed_sources(target)
+    seen: dict[str, str] = {}
+    for source, fp in zip(sources, prints):
+        if fp.sha256 in done:
+            delta, path = done[fp.sha256]
+            problems.append(f"{source.loc.url} was converted already: its rows are in {delta} "
+                            f"(converted from {path})")
+        elif fp.sha256 in seen:
+            problems.append(f"{source.loc.url} has the same contents as {seen[fp.sha256]}")
+        seen.setdefault(fp.sha256, source.loc.url)
+    if problems:
+        raise UsageError("; ".join(problems) + "; nothing was written (give "
+                         "--allow-duplicates to convert them all the same)")
+
+
+def record(sources: list, prints: list[Fingerprint], write_id: int) -> bytes:
+    """The contents of ``_acidtool_sources`` for a delta."""
+    return json.dumps({"write_id": write_id, "sources": [
+        {"path": s.loc.url, "rows": s.rows, **fp.as_dict()} for s, fp in zip(sources, prints)]},
+        indent=1).encode()
+
+
+# ------------------------------------------------------------------------------------------------
+# --move-sources: everything that can be checked is checked before writing
+
+
+def move_targets(sources: list, destination: Location, table: Location, patterns: list[str],
+                 manifest: str) -> list[Location]:
+    """Where each source goes, or UsageError with every reason it cannot: a destination inside
+    the table or inside a source directory, two sources with one name, a file already there,
+    a source that is a symbolic link or lies below one (moving it would move the link)."""
+    problems = []
+    if destination.fs.type_name == table.fs.type_name and _inside(destination, table):
+        problems.append(f"--move-sources {destination.url} is inside the table {table.url}: "
+                        "the raw files would land in the table")
+    for pattern in patterns:
+        from ..io.fs import resolve
+
+        src_dir = resolve(pattern) if not any(ch in pattern for ch in "*?[") else None
+        if src_dir is not None and kind_of(src_dir) == "dir" and \
+                src_dir.fs.type_name == destination.fs.type_name and _inside(destination, src_dir):
+            problems.append(f"--move-sources {destination.url} is inside the source directory "
+                            f"{src_dir.url}: a later run would take the moved files again")
+    targets, names = [], {}
+    for s in sources:
+        name = s.loc.url.rstrip("/").rsplit("/", 1)[-1]
+        if name in names:
+            problems.append(f"{s.loc.url} and {names[name]} would both move to "
+                            f"{destination.url_of(name)}")
+        names[name] = s.loc.url
+        target = destination.child(name)
+        if kind_of(target) != "missing":
+            problems.append(f"{target.url} exists already")
+        if s.loc.is_local and os.path.realpath(s.loc.path) != os.path.abspath(s.loc.path):
+            problems.append(f"{s.loc.url} is a symbolic link or lies below one: moving it "
+                            "would move the link, not the data")
+        targets.append(target)
+    if kind_of(destination.child(manifest)) != "missing":
+        problems.append(f"{destination.url_of(manifest)} exists already")
+    if problems:
+        raise UsageError("cannot move the sources: " + "; ".join(problems)
+                         + "; nothing was written")
+    return targets
+
+
+def _inside(inner: Location, outer: Location) -> bool:
+    a = _real(inner)
+    b = _real(outer)
+    return a == b or a.startswith(b.rstrip("/") + "/")
+
+
+def _real(loc: Location) -> str:
+    return os.path.realpath(loc.path) if loc.is_local else posixpath.normpath(loc.path)
