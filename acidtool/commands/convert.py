@@ -478,7 +478,10 @@ def commit(p: Plan, files: dict[str, tuple[bytes, int]] | StagedWriter, started:
         # The rename is the commit: whether it happened is read from the filesystem, so that
         # an interruption between it and the next line is told right.
         if kind_of(final) != "missing" and kind_of(staged) == "missing":
-            raise AfterCommitError(f"{final.url} is committed; then: {_what(exc)}") from exc
+            message = f"{final.url} is committed; then: {_what(exc)}"
+            if isinstance(exc, KeyboardInterrupt):
+                raise Interrupted(message, _signal(exc)) from None
+            raise AfterCommitError(message) from exc
         raise
     finally:
         try:
@@ -527,14 +530,19 @@ def move_sources(p: Plan, summary: Summary, destination: str) -> None:
               "table": p.target.url, "directory": p.directory, "write_id": p.write_id,
               "files": summary.files, "sources": len(p.sources)})
         for s, fp, target in zip(p.sources, p.fingerprints, p.moves):
-            if s.loc.fs.type_name == dest.fs.type_name:
-                s.loc.fs.move(s.loc.path, target.path)
-            else:
-                _copy_then_delete(s.loc, target)
+            _move(s.loc, target)
             moved = {"from": s.loc.url, "to": target.url, "rows": s.rows, **fp.as_dict()}
             summary.moved.append(moved)
             line(moved)
         line({"done": True, "moved": len(summary.moved)})
+
+
+def _move(src: Location, dst: Location) -> None:
+    """One source out of the landing zone: a rename on one filesystem, else copy and delete."""
+    if src.fs.type_name == dst.fs.type_name:
+        src.fs.move(src.path, dst.path)
+    else:
+        _copy_then_delete(src, dst)
 
 
 def _copy_then_delete(src: Location, dst: Location) -> None:
