@@ -206,7 +206,7 @@ def test_two_sources_with_one_name_are_refused_before_writing(tmp_path):
 def test_a_failure_while_moving_says_the_delta_is_committed(tmp_path, monkeypatch, fail, at):
     """Each step after the commit, failing (an error, or Ctrl-C): the delta is committed and
     said to be, the manifest records exactly the moves made, a re-run converts nothing again."""
-    import acidtool.commands.convert as C
+    import acidtool.commands.convert_sources as C
 
     src = _sources(tmp_path / "land")
     table = _table(tmp_path / "t")

@@ -49,14 +49,28 @@ HIVE_VERSION = typer.Option(HiveVersion.V4, "--hive-version", help=VERSION_HELP)
 
 
 def emit(text: str) -> None:
-    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    """A command's output to stdout: text for people or JSON. Names that are not UTF-8 are
+    escaped as JSON escapes them (``output.escape_surrogates``), and no line may start with
+    "::" (GitHub Actions would take it for a workflow command)."""
+    from .output import no_commands
+
+    emit_raw(no_commands(text if text.endswith("\n") else text + "\n"))
+
+
+def emit_raw(text: str) -> None:
+    """Output written as it is made (JSON lines, JUnit XML, GitHub workflow commands)."""
+    from .output import escape_surrogates
+
+    sys.stdout.write(escape_surrogates(text))
 
 
 def emit_pieces(pieces: Iterable[str]) -> None:
     """Write a long output piece by piece as it is made, never joined into one string."""
+    from .output import escape_surrogates
+
     write = sys.stdout.write
     for piece in pieces:
-        write(piece)
+        write(escape_surrogates(piece))
     write("\n")
 
 

@@ -9,7 +9,16 @@ from typing import List, Optional
 import typer
 
 from ..core.errors import UsageError
-from .app import TXNS_HELP, WRITE_IDS_HELP, Format, HiveVersion, app, emit, emit_json
+from .app import (
+    TXNS_HELP,
+    WRITE_IDS_HELP,
+    Format,
+    HiveVersion,
+    app,
+    emit,
+    emit_json,
+    emit_raw,
+)
 
 
 class Level(str, enum.Enum):
@@ -117,11 +126,11 @@ def validate_command(
     if fmt is ValidateFormat.json:
         emit_json(validate_json(report))
     elif fmt is ValidateFormat.jsonl:
-        sys.stdout.write(validate_jsonl(report))
+        emit_raw(validate_jsonl(report))
     elif fmt is ValidateFormat.junit:
-        sys.stdout.write(validate_junit(report, fail_on.value))
+        emit_raw(validate_junit(report, fail_on.value))
     elif fmt is ValidateFormat.github:
-        sys.stdout.write(validate_github(report))
+        emit_raw(validate_github(report))
     else:
         emit(validate_text(report))
     if fmt is not ValidateFormat.text:

@@ -44,6 +44,18 @@ def one_line(text: str) -> str:
     return display(text)
 
 
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def escape_surrogates(text: str) -> str:
+    """A name that is not UTF-8 reaches Python with each undecodable byte as a lone surrogate,
+    U+DC80..U+DCFF (PEP 383). In JSON it is written as that escape, ``\\udcff``: the output
+    stays valid UTF-8, and ``os.fsencode(json.loads(...))`` gives back the exact bytes."""
+    if _SURROGATES.search(text) is None:
+        return text
+    return _SURROGATES.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def no_commands(text: str) -> str:
     """Text output in which no line starts with "::" (a GitHub Actions workflow command)."""
     return _COMMAND_LINE.sub(r"\\x3a:", text) if "::" in text else text
@@ -203,9 +215,10 @@ def _ids(e: Entry) -> str:
 
 def partition_line(p: PartitionState) -> str:
     s = p.state
-    label = p.partition or "(table root)"
+    label = display(p.partition) or "(table root)"
     if s.error is not None:
-        return f"{label}: Hive fails to read this directory: {s.error.kind}: {s.error.message}"
+        return (f"{label}: Hive fails to read this directory: {s.error.kind}: "
+                f"{display(s.error.message)}")
     parts = [f"base {s.base}" if s.base else "no base"]
     deletes = sum(1 for d in s.deltas if d.startswith("delete_delta_"))
     parts.append(f"{count(len(s.deltas), 'delta')} read"
@@ -233,18 +246,18 @@ def ls_table(table: TableState, with_files: bool = False) -> str:
             stmt = "" if p_ is None or p_.statement_id == NO_STATEMENT else str(p_.statement_id)
             vis = str(p_.visibility_txn_id) if p_ is not None and p_.visibility_txn_id else ""
             status = e.status + (" (foreign)" if e.foreign and e.status != "foreign" else "")
-            rows.append([e.name + ("/" if e.is_dir else ""), e.kind, _ids(e), stmt, vis, status,
-                         e.file_count, human_bytes(e.size), e.reason])
+            rows.append([display(e.name) + ("/" if e.is_dir else ""), e.kind, _ids(e), stmt,
+                         vis, status, e.file_count, human_bytes(e.size), display(e.reason)])
             if with_files and e.is_dir:
                 for f in e.files:
-                    rows.append([f"|- {f.path}", FileName.parse(f.name).kind, "", "", "", "", "",
-                                 human_bytes(f.size), ""])
+                    rows.append([f"|- {display(f.path)}", FileName.parse(f.name).kind, "", "",
+                                 "", "", "", human_bytes(f.size), ""])
         header = ["name", "kind", "write ids", "stmt", "vis", "status", "files", "bytes", "why"]
         table_text = tabulate(rows, headers=header, tablefmt="simple") if rows else "(empty)"
         blocks.append(f"{partition_line(p)}\n{table_text}")
     if table.stray:
         blocks.append("outside any partition (Hive never reads these):\n" +
-                      "\n".join(f"  {s.path}" for s in table.stray))
+                      "\n".join(f"  {display(s.path)}" for s in table.stray))
     return "\n\n".join(blocks)
 
 
@@ -302,12 +315,12 @@ def meta_text(m) -> str:
     from ..commands.meta import meta_json
 
     doc = meta_json(m)
-    lines = [m.path,
+    lines = [display(m.path),
              f"  {human_bytes(m.size)}, {count(m.rows, 'row')}, "
              f"{count(len(m.stripes), 'stripe')}, {m.compression} "
              f"(block {m.compression_block_size}), ORC {m.file_version}, writer {m.writer} "
              f"{m.writer_version}, {m.software_version}",
-             f"  schema: {m.schema}",
+             f"  schema: {display(m.schema)}",
              f"  ACID event schema: {'yes' if m.acid_schema else 'no'}"]
     if m.flush_length:
         fl = m.flush_length
@@ -338,11 +351,12 @@ def meta_text(m) -> str:
                              f"{e['rowId']})")
     other = {k: v for k, v in m.user_metadata.items() if not k.startswith("hive.acid.")}
     for k, v in other.items():
-        lines.append(f"  user metadata {k}: {v}")
+        lines.append(f"  user metadata {display(k)}: {display(v)}")
     stripe_rows = [[s["stripe"], s["offset"], s["length"], s["rows"]] for s in m.stripes]
     lines.append(_indent(tabulate(stripe_rows, headers=["stripe", "offset", "bytes", "rows"])))
-    col_rows = [[c["id"], c["name"], c["type"] if len(c["type"]) < 40 else c["type"][:37] + "...",
-                 _stat_summary(c["statistics"])] for c in m.columns]
+    col_rows = [[c["id"], display(c["name"]),
+                 display(c["type"] if len(c["type"]) < 40 else c["type"][:37] + "..."),
+                 display(_stat_summary(c["statistics"]))] for c in m.columns]
     lines.append(_indent(tabulate(col_rows, headers=["column", "name", "type", "statistics"])))
     return "\n".join(lines)
 
@@ -396,11 +410,11 @@ def validate_text(report) -> str:
         if f.path != current:
             if current is not None:
                 lines.append("")
-            lines.append(f.path)
+            lines.append(display(f.path))
             current = f.path
-        lines.append(f"  {f.severity:<7} {f.code}  {f.message}")
+        lines.append(f"  {f.severity:<7} {f.code}  {display(f.message)}")
         if "statement" in f.details:
-            lines.append(f"          {'':7}  {f.details['statement']}")
+            lines.append(f"          {'':7}  {display(f.details['statement'])}")
     if lines:
         lines.append("")
     lines.append(validate_summary(report))
@@ -429,14 +443,14 @@ def validate_junit(report, fail_on: str) -> str:
         if not found:
             cases.append(f'  <testcase classname="acidtool.{code}" name="{code} {r.name}"/>')
         for f in found:
-            name = _xml(f"{code} {f.path}")
+            name = _xml(f"{code} {display(f.path)}")
             if SEVERITIES.index(f.severity) <= limit:
                 failures += 1
-                body = (f'<failure type="{f.severity}" message="{_xml(f.message)}">'
+                body = (f'<failure type="{f.severity}" message="{_xml(display(f.message))}">'
                         f"{_xml(r.summary)}</failure>")
             else:
                 skipped += 1
-                body = f'<skipped message="{_xml(f.severity + ": " + f.message)}"/>'
+                body = f'<skipped message="{_xml(f.severity + ": " + display(f.message))}"/>'
             cases.append(f'  <testcase classname="acidtool.{code}" name="{name}">{body}'
                          "</testcase>")
     head = (f'<?xml version="1.0" encoding="UTF-8"?>\n<testsuite name="acidtool validate" '
@@ -445,7 +459,10 @@ def validate_junit(report, fail_on: str) -> str:
 
 
 def _gh_escape(text: str, prop: bool = False) -> str:
+    """GitHub's escapes for workflow command data (and properties), after ``display``'s for
+    every other control character and byte that is not UTF-8."""
     out = str(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    out = display(out)
     if prop:
         out = out.replace(":", "%3A").replace(",", "%2C")
     return out

@@ -16,7 +16,6 @@ Hive's hash picks. Row ids run 0..n-1 in every file.
 from __future__ import annotations
 
 import glob as globlib
-import json
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -45,7 +44,14 @@ from ..core.names import (
 )
 from ..core.versions import HiveVersion
 from ..io.deltawriter import BucketWriter, BucketWriters, FileFormat
-from ..io.fs import Location, kind_of, list_tree, resolve
+from ..io.fs import (
+    Location,
+    is_utf8,
+    kind_of,
+    list_tree,
+    open_input_file,
+    resolve,
+)
 from ..io.orc import fragment_batches, is_acid_schema, open_orc
 from .convert_schema import ORC_TO_ARROW, map_schema
 from .convert_sources import (
@@ -53,6 +59,8 @@ from .convert_sources import (
     Fingerprint,
     dedupe,
     fingerprint,
+    manifest_name,
+    move_sources,
     move_targets,
     record,
     refuse_duplicates,
@@ -259,6 +267,12 @@ def plan(source_patterns: Sequence[str], opts: ConvertOptions) -> Plan:
     if kind == "missing":
         raise UsageError(f"{opts.table}: no such directory (create the table first)")
     target = table.child(opts.partition.strip("/")) if opts.partition else table
+    for what, loc in (("--table/--partition", target),
+                      ("--move-sources", resolve(opts.move_sources) if opts.move_sources
+                       else None)):
+        if loc is not None and not is_utf8(loc.path):
+            raise UsageError(f"{what} {loc.url!r}: a name that is not UTF-8 cannot be written "
+                             "(Hive's own paths are UTF-8): rename it")
     if opts.buckets is not None:
         if opts.buckets < 1 or not opts.bucket_by:
             raise UsageError("--buckets needs a positive count and --bucket-by columns")
@@ -345,7 +359,8 @@ def _batches(loc: Location, mapping: list[tuple[str, str, str]],
     import pyarrow.dataset as ds
 
     names = [s for _, s, _ in mapping]
-    fragment = ds.OrcFileFormat().make_fragment(loc.path, filesystem=loc.fs)
+    fragment = (ds.OrcFileFormat().make_fragment(loc.path, filesystem=loc.fs) if is_utf8(loc.path)
+                else ds.OrcFileFormat().make_fragment(open_input_file(loc)))
     for batch in fragment_batches(fragment, loc.url, batch_size=1 << 20, columns=names,
                                   use_threads=True, batch_readahead=0, fragment_readahead=0):
         table = pa.Table.from_batches([batch]).rename_columns([t for t, _, _ in mapping])
@@ -507,49 +522,6 @@ def _what(exc: BaseException) -> str:
 def _rename(fs, src: str, dst: str) -> None:
     """The commit: one directory rename (atomic on HDFS and local disks; object stores copy)."""
     fs.move(src, dst)
-
-
-def manifest_name(directory: str) -> str:
-    return f"acidtool-manifest-{directory}.jsonl"
-
-
-def move_sources(p: Plan, summary: Summary, destination: str) -> None:
-    """After the commit: move each source to where the plan checked it could go. The manifest
-    (JSON lines: what was converted, then one line per source as it is moved, then a last line)
-    is written before the first move and flushed after each line, so that an interrupted move
-    leaves a record of what went where."""
-    dest = resolve(destination)
-    dest.fs.create_dir(dest.path, recursive=True)
-    name = manifest_name(p.directory)
-    summary.manifest = dest.url_of(name)
-    with dest.fs.open_output_stream(dest.join(name)) as out:
-        def line(doc: dict) -> None:
-            out.write(json.dumps(doc).encode() + b"\n")
-            out.flush()
-        line({"converted_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-              "table": p.target.url, "directory": p.directory, "write_id": p.write_id,
-              "files": summary.files, "sources": len(p.sources)})
-        for s, fp, target in zip(p.sources, p.fingerprints, p.moves):
-            _move(s.loc, target)
-            moved = {"from": s.loc.url, "to": target.url, "rows": s.rows, **fp.as_dict()}
-            summary.moved.append(moved)
-            line(moved)
-        line({"done": True, "moved": len(summary.moved)})
-
-
-def _move(src: Location, dst: Location) -> None:
-    """One source out of the landing zone: a rename on one filesystem, else copy and delete."""
-    if src.fs.type_name == dst.fs.type_name:
-        src.fs.move(src.path, dst.path)
-    else:
-        _copy_then_delete(src, dst)
-
-
-def _copy_then_delete(src: Location, dst: Location) -> None:
-    with src.fs.open_input_stream(src.path) as i, dst.fs.open_output_stream(dst.path) as o:
-        while chunk := i.read(1 << 20):
-            o.write(chunk)
-    src.fs.delete_file(src.path)
 
 
 @dataclass(frozen=True)

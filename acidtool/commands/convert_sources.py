@@ -20,11 +20,12 @@ import hashlib
 import json
 import os
 import posixpath
+import time
 from dataclasses import dataclass
 
 from ..core.errors import UsageError
 from ..core.names import is_hidden, parse_dir_name
-from ..io.fs import Location, kind_of, list_tree
+from ..io.fs import Location, kind_of, list_tree, move, open_input_file, resolve
 
 SOURCES_FILE = "_acidtool_sources"
 _PART = 1 << 20  # a MiB from each end of a large source
@@ -50,7 +51,7 @@ def identity(loc: Location) -> tuple:
 
 def fingerprint(loc: Location) -> Fingerprint:
     digest = hashlib.sha256()
-    with loc.fs.open_input_file(loc.path) as f:
+    with open_input_file(loc) as f:
         size = f.size()
         digest.update(size.to_bytes(8, "big"))
         if size <= 2 * _PART:
@@ -144,8 +145,6 @@ def move_targets(sources: list, destination: Location, table: Location, patterns
         problems.append(f"--move-sources {destination.url} is inside the table {table.url}: "
                         "the raw files would land in the table")
     for pattern in patterns:
-        from ..io.fs import resolve
-
         src_dir = resolve(pattern) if not any(ch in pattern for ch in "*?[") else None
         if src_dir is not None and kind_of(src_dir) == "dir" and \
                 src_dir.fs.type_name == destination.fs.type_name and _inside(destination, src_dir):
@@ -181,3 +180,46 @@ def _inside(inner: Location, outer: Location) -> bool:
 
 def _real(loc: Location) -> str:
     return os.path.realpath(loc.path) if loc.is_local else posixpath.normpath(loc.path)
+
+
+def manifest_name(directory: str) -> str:
+    return f"acidtool-manifest-{directory}.jsonl"
+
+
+def move_sources(p, summary, destination: str) -> None:
+    """After the commit: move each source to where the plan checked it could go. The manifest
+    (JSON lines: what was converted, then one line per source as it is moved, then a last line)
+    is written before the first move and flushed after each line, so that an interrupted move
+    leaves a record of what went where."""
+    dest = resolve(destination)
+    dest.fs.create_dir(dest.path, recursive=True)
+    name = manifest_name(p.directory)
+    summary.manifest = dest.url_of(name)
+    with dest.fs.open_output_stream(dest.join(name)) as out:
+        def line(doc: dict) -> None:
+            out.write(json.dumps(doc).encode() + b"\n")
+            out.flush()
+        line({"converted_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+              "table": p.target.url, "directory": p.directory, "write_id": p.write_id,
+              "files": summary.files, "sources": len(p.sources)})
+        for s, fp, target in zip(p.sources, p.fingerprints, p.moves):
+            _move(s.loc, target)
+            moved = {"from": s.loc.url, "to": target.url, "rows": s.rows, **fp.as_dict()}
+            summary.moved.append(moved)
+            line(moved)
+        line({"done": True, "moved": len(summary.moved)})
+
+
+def _move(src: Location, dst: Location) -> None:
+    """One source out of the landing zone: a rename on one filesystem, else copy and delete."""
+    if src.fs.type_name == dst.fs.type_name:
+        move(src, dst)
+    else:
+        _copy_then_delete(src, dst)
+
+
+def _copy_then_delete(src: Location, dst: Location) -> None:
+    with open_input_file(src) as i, dst.fs.open_output_stream(dst.path) as o:
+        while chunk := i.read(1 << 20):
+            o.write(chunk)
+    src.fs.delete_file(src.path)

@@ -116,6 +116,9 @@ _SHORT_ESCAPES = {'"': '\\"', "\\": "\\\\", "\t": "\\t", "\b": "\\b", "\n": "\\n
                   "\f": "\\f", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 ESCAPES = {chr(i): _SHORT_ESCAPES.get(chr(i), f"\\u{i:04x}") for i in range(32)}
 ESCAPES.update({'"': '\\"', "\\": "\\\\", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+# A name that is not UTF-8 (its undecodable bytes are lone surrogates, PEP 383) is written with
+# JSON's escape of each, which keeps the output valid UTF-8 and loses nothing.
+ESCAPES.update({chr(c): f"\\u{c:04x}" for c in range(0xDC80, 0xDD00)})
 _TRANSLATE = str.maketrans(ESCAPES)
 
 

@@ -245,6 +245,35 @@ def _walk_local(top: str, sizes: bool = True) -> list[PathInfo]:
     return out
 
 
+def is_utf8(path: str) -> bool:
+    """Whether pyarrow can take the path: it passes paths to C++ as UTF-8, and a local name
+    that is not UTF-8 reaches Python with lone surrogates in it (PEP 383)."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def open_input_file(loc: Location, rel: str = ""):
+    """A random-access pyarrow file. A local file whose name is not UTF-8 is opened by Python
+    (which takes any name) and handed to pyarrow as a file object."""
+    path = loc.join(rel)
+    if loc.is_local and not is_utf8(path):
+        import pyarrow as pa
+
+        return pa.PythonFile(open(path, "rb"), mode="r")
+    return loc.fs.open_input_file(path)
+
+
+def move(src: Location, dst: Location) -> None:
+    """A rename within one filesystem (a local one takes any name)."""
+    if src.is_local and dst.is_local:
+        os.rename(src.path, dst.path)
+    else:
+        src.fs.move(src.path, dst.path)
+
+
 def read_bytes(loc: Location, rel: str = "", limit: int | None = None) -> bytes:
     try:
         if loc.is_local and limit is not None and _PREAD:
@@ -309,6 +338,8 @@ def size_if_any(loc: Location, rel: str) -> int:
 
 def file_size(loc: Location, rel: str = "") -> int:
     try:
+        if loc.is_local:
+            return os.stat(loc.join(rel)).st_size
         return loc.fs.get_file_info(loc.join(rel)).size or 0
     except OSError as exc:
         raise _translate(exc, loc.url_of(rel)) from None

@@ -21,7 +21,7 @@ from ..core.flush import flush_lengths
 from ..core.names import FLUSH_LENGTH_SUFFIX
 from ..core.orcproto import Footer, ProtoError, parse_file_tail
 from .footers import ORC_MAGIC, unreadable_reason
-from .fs import Location, file_size, kind_of, read_bytes
+from .fs import Location, file_size, is_utf8, kind_of, open_input_file, read_bytes
 
 ACID_COLUMNS = ACID_NAMES
 ACID_TYPES = ("int32", "int64", "int32", "int64", "int64")
@@ -177,7 +177,7 @@ def open_orc(loc: Location, rel: str = "", *, honour_flush_length: bool = True,
         raw = pa.BufferReader(data)  # native: pyarrow reads a Python file object under the GIL
     else:
         try:
-            raw = loc.fs.open_input_file(loc.join(rel))
+            raw = open_input_file(loc, rel)
         except OSError as exc:
             raise OrcReadError(f"{display}: cannot open: {exc}") from None
     try:
@@ -283,7 +283,9 @@ def paorc_fragment(src: OrcSource):
     fmt = ds.OrcFileFormat()
     if src.location is not None:
         fs, path = src.location
-        return fmt.make_fragment(path, filesystem=fs)
+        if is_utf8(path):
+            return fmt.make_fragment(path, filesystem=fs)
+        return fmt.make_fragment(pa.PythonFile(open(path, "rb"), mode="r"))
     return fmt.make_fragment(pa.BufferReader(src.reopen_bytes()))
 
 

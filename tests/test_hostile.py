@@ -1,0 +1,162 @@
+"""Seeded, bounded fuzzing with what landing zones really hold: file and directory names with
+control characters, ESC sequences, "::" workflow commands, newlines, bytes that are not UTF-8
+and very long names; malformed snapshot strings; numbers past a Java long; truncated ORC bytes.
+Every command in every output format must then: raise no internal error, write valid UTF-8,
+valid JSON / JSON lines / XML where it promises them, and no line of text that starts with "::"
+(a GitHub Actions workflow command) or carries an ESC byte (a terminal escape)."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from .helpers.layouts import acid, delta, events, plain
+from .helpers.runner import run_process
+
+HOSTILE = [
+    b"x\n::error file=a,line=1::INJECTED",
+    b"::warning::looks like a command",
+    b"\x1b[31mred\x1b[0m",
+    b"\x1b]0;title\x07",
+    b"tab\there",
+    b"cr\rreturn",
+    b"bad\xff\xfeutf8",
+    b"\xc3\x28broken",
+    b"quote\"and'apos<&>",
+    b"%0A%25percent",
+    b"back\\slash",
+    b"\xe2\x80\xaertl",  # U+202E right-to-left override
+    b"L" * 200,
+]
+
+
+def _bytes_path(root: Path, *parts: bytes) -> bytes:
+    return os.path.join(os.fsencode(root), *parts)
+
+
+def _write(path: bytes, data: bytes) -> None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def _layout(rng: random.Random, root: Path) -> None:
+    for rel, data in {**delta("delta_0000001_0000001_0000"),
+                      **delta("delta_0000002_0000002_0000", acid(events(2)))}.items():
+        _write(_bytes_path(root, os.fsencode(rel)), data)
+    contents = [plain(), acid(events(3)), acid(events(3))[:-30], b"", b"not orc at all"]
+    for _ in range(rng.randint(2, 5)):
+        name = rng.choice(HOSTILE) + rng.choice([b"", b".orc", b"_copy_1"])
+        where = rng.choice([b"", b"delta_0000002_0000002_0000", b"delta_0000003_0000003_0000",
+                            b"base_0000002", rng.choice(HOSTILE)])
+        parts = [where, name] if where else [name]
+        _write(_bytes_path(root, *parts), rng.choice(contents))
+
+
+FORMATS = {
+    "ls": [["--format", "table"], ["--format", "json"], ["--files"]],
+    "validate": [["--format", f] for f in ("text", "json", "jsonl", "junit", "github")]
+    + [["--level", "rows", "--format", "json"], ["--level", "names"]],
+    "read": [["--format", "jsonl"], ["--format", "csv"], ["--with-row-id"]],
+    "dump": [["--with-file"], ["--with-file", "--all", "--synthetic-row-ids"]],
+    "meta": [["--format", "table"], ["--format", "json"], ["--all"]],
+}
+
+SNAPSHOTS = [[], ["--write-ids", "t:5:9223372036854775807::"],
+             ["--write-ids", "t:99999999999999999999:1::"], ["--write-ids", "t:x\n::error::y"],
+             ["--hive-version", "2", "--txns", "9223372036854775808:1"],
+             ["--hive-version", "3"], ["--txns", "5:1:\x1b[31m"]]
+
+
+def _judge(args: list, result) -> None:
+    where = (args, result.code, result.err[-400:])
+    assert result.code != 3 and "internal error" not in result.err, where
+    assert "Traceback" not in result.err, where
+    for stream in (result.out, result.err):
+        assert "\x1b" not in stream, where  # no terminal escape passes through
+    fmt = args[args.index("--format") + 1] if "--format" in args else None
+    lines = result.out.splitlines()
+    if fmt != "github":
+        assert not [line for line in lines if line.startswith("::")], where
+    assert not [line for line in result.err.splitlines() if line.startswith("::")], where
+    if result.code not in (0, 1) or not result.out:
+        return
+    if fmt == "json":
+        json.loads(result.out)
+    elif fmt == "jsonl" or args[0] == "dump" or (args[0] == "read" and fmt in (None, "jsonl")):
+        for line in lines:
+            json.loads(line)
+    elif fmt == "junit":
+        ET.fromstring(result.out.encode())
+    elif fmt == "github":
+        assert all(line.startswith("::") for line in lines), where
+
+
+def _run(*args):
+    result = run_process(*args)
+    # run_process decodes strictly: a byte that is not UTF-8 fails right there
+    return result
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_hostile_names_through_every_command_and_format(tmp_path, seed):
+    rng = random.Random(seed)
+    table = tmp_path / "t"
+    _layout(rng, table)
+    for command, variants in FORMATS.items():
+        for variant in variants:
+            snapshot = rng.choice(SNAPSHOTS) if command in ("ls", "validate", "read") else []
+            args = [command, table, *variant, *snapshot]
+            _judge([str(a) for a in args], _run(*args))
+    for name in rng.sample(HOSTILE, 3):  # a single hostile file, named directly
+        path = _bytes_path(table, name + b".orc")
+        _write(path, plain())
+        for args in (["dump", os.fsdecode(path)], ["meta", os.fsdecode(path), "--format", "json"],
+                     ["meta", os.fsdecode(path)]):
+            _judge(args, _run(*args))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_convert_takes_or_refuses_hostile_sources_in_one_line(tmp_path, seed):
+    rng = random.Random(seed)
+    land = tmp_path / "land"
+    for name in rng.sample(HOSTILE, 3):
+        _write(_bytes_path(land, name), plain(rows=[(rng.randint(0, 10**6), "x")]))
+    (tmp_path / "t").mkdir()
+    for fmt in ("text", "json"):
+        args = ["convert", land, "--table", tmp_path / "t", "--write-id", "auto", "--format",
+                fmt, "--dry-run"]
+        _judge([str(a) for a in args], _run(*args))
+    args = ["convert", land, "--table", tmp_path / "t", "--write-id", "auto",
+            "--move-sources", tmp_path / "done"]
+    result = _run(*args)
+    _judge([str(a) for a in args], result)
+    assert result.code == 0, result.err
+    read = _run("read", tmp_path / "t")
+    _judge(["read"], read)
+    assert len(read.out.splitlines()) == 3
+
+
+@pytest.mark.parametrize("args", [
+    ["decode", "bucket", "99999999999999999999999"],
+    ["decode", "bucket", "\x1b[31m"],
+    ["decode", "bucket"],
+    ["decode", "write-ids", "db.t:9223372036854775808:1::"],
+    ["decode", "write-ids", "x\n::error::y"],
+    ["decode", "write-ids", "--txns", "1:2:3:4:5:6"],
+    ["decode", "nothing"],
+    ["ls", "/nonexistent/\x1b[31m"],
+    ["convert", "/nonexistent", "--table", "/tmp", "--write-id", "9223372036854775808"],
+    ["read", "/tmp", "--limit", "-1"],
+    ["validate", "/tmp", "--select", "NOPE\n::error::x"],
+])
+def test_malformed_arguments_are_one_line(args):
+    result = _run(*args)
+    _judge(args, result)
+    assert result.code == 2, result
+    assert len(result.err.strip().splitlines()) == 1 or args == ["decode", "bucket"], result.err
