@@ -17,7 +17,11 @@ def pyarrow_listing(root):
     return sorted((i.path[cut:], i.size or 0, i.type == pafs.FileType.Directory) for i in infos)
 
 
-def test_walk_equals_pyarrows_listing(tmp_path):
+def test_walk_equals_pyarrows_listing_but_never_follows_a_link(tmp_path):
+    """The same entries as pyarrow's listing, except symbolic links: pyarrow follows them (and
+    lists what lies outside the tree); the walk lists each link, with LINK_SIZE, and stops."""
+    from acidtool.core.listing import LINK_SIZE
+
     root = tmp_path / "t"
     for rel, data in [("delta_0000001_0000001_0000/bucket_00000", b"ORC1"),
                       ("delta_0000001_0000001_0000/_orc_acid_version", b"2"),
@@ -28,15 +32,17 @@ def test_walk_equals_pyarrows_listing(tmp_path):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_bytes(data)
     (root / "empty_dir").mkdir()
+    plain = pyarrow_listing(root)
     outside = tmp_path / "outside"
     (outside / "sub").mkdir(parents=True)
     (outside / "sub" / "f").write_bytes(b"12345")
-    os.symlink(outside, root / "linked_dir")  # followed, as pyarrow does
+    os.symlink(outside, root / "linked_dir")
     os.symlink(outside / "sub" / "f", root / "linked_file")
-    os.symlink(tmp_path / "nowhere", root / "broken_link")  # left out, as pyarrow does
+    os.symlink(tmp_path / "nowhere", root / "broken_link")
     mine = sorted(tuple(p) for p in list_tree(resolve(str(root))))
-    assert mine == pyarrow_listing(root)
-    assert ("linked_dir/sub/f", 5, False) in mine and ("empty_dir", 0, True) in mine
+    links = [(name, LINK_SIZE, False) for name in ("broken_link", "linked_dir", "linked_file")]
+    assert mine == sorted(plain + links)
+    assert ("linked_dir/sub/f", 5, False) in pyarrow_listing(root)  # what is not listed
 
 
 @pytest.mark.parametrize("rel, unseen", [
@@ -67,9 +73,11 @@ def test_a_walk_without_sizes_leaves_out_only_those_the_selection_never_reads(tm
         {p: i for p, i in sized.items() if p != rel}
 
 
-def test_a_walk_without_sizes_still_stats_links_and_special_files(tmp_path):
-    """A broken link is left out and a link's size is its target's, as with sizes; a FIFO is
-    stat'ed (a reader that opened it to learn its size would wait forever)."""
+def test_a_walk_without_sizes_lists_links_and_stats_special_files(tmp_path):
+    """A link, broken or not, is listed as a link; a FIFO is stat'ed (a reader that opened it
+    to learn its size would wait forever)."""
+    from acidtool.core.listing import LINK_SIZE
+
     delta = tmp_path / "t" / "delta_0000001_0000001_0000"
     delta.mkdir(parents=True)
     (tmp_path / "target").write_bytes(b"12345")
@@ -78,32 +86,43 @@ def test_a_walk_without_sizes_still_stats_links_and_special_files(tmp_path):
     os.mkfifo(delta / "bucket_00002")
     listing = sorted(tuple(p) for p in list_tree(resolve(str(tmp_path / "t")), sizes=False))
     assert listing == [("delta_0000001_0000001_0000", 0, True),
-                       ("delta_0000001_0000001_0000/bucket_00000", 5, False),
+                       ("delta_0000001_0000001_0000/bucket_00000", LINK_SIZE, False),
+                       ("delta_0000001_0000001_0000/bucket_00001", LINK_SIZE, False),
                        ("delta_0000001_0000001_0000/bucket_00002", 0, False)]
 
 
-def test_a_link_back_up_the_tree_is_listed_but_not_entered(tmp_path):
-    """pyarrow's listing goes round a link loop until the system refuses the path (with an
-    error as long as the path); the walk lists the link and does not enter it again.
-    Two links to one directory elsewhere are both walked: that is no loop."""
+def test_links_and_loops_never_take_a_command_outside_the_table(tmp_path):
+    """A delta that links to the table's parent (a loop, and a sibling table), a link to a
+    directory elsewhere: every command lists only what is below the table, reads nothing
+    through a link, and validate reports each link (ACID026)."""
     root = tmp_path / "t"
     delta = root / "ds=1" / "delta_0000001_0000001_0000"
     delta.mkdir(parents=True)
-    (delta / "bucket_00000").write_bytes(b"ORC1")
-    os.symlink("..", delta / "to_partition")
+    from .helpers.layouts import acid, events
+
+    (delta / "bucket_00000").write_bytes(acid(events(1)))
+    (delta / "_orc_acid_version").write_bytes(b"2")
+    sibling = tmp_path / "sibling" / "delta_0000002_0000002_0000"
+    sibling.mkdir(parents=True)
+    (sibling / "bucket_00000").write_bytes(acid(events(2)))
+    os.symlink("..", root / "ds=1" / "delta_0000002_0000002_0000")
+    os.symlink(sibling, root / "ds=1" / "delta_0000003_0000003_0000")
     os.symlink(root, delta / "to_root")
-    (tmp_path / "outside").mkdir()
-    (tmp_path / "outside" / "f").write_bytes(b"12")
-    os.symlink(tmp_path / "outside", root / "a")
-    os.symlink(tmp_path / "outside", root / "b")
     paths = {p.path for p in list_tree(resolve(str(root)))}
-    prefix = "ds=1/delta_0000001_0000001_0000/"
-    assert prefix + "to_root" in paths and prefix + "to_partition" in paths
-    assert not any(p.startswith(prefix + "to_root/") for p in paths)
-    # a link to a plain directory above goes round once before it shows
-    assert max(len(p) for p in paths) < 200
-    assert {"a/f", "b/f"} <= paths
-    assert run("ls", root, "--format", "json").code == 0
+    assert not any("/to_root/" in p or "delta_0000002_0000002_0000/" in p for p in paths)
+    listing = run("ls", root, "--format", "json")
+    assert listing.code == 0
+    (part,) = listing.json()["partitions"]
+    assert part["deltas"] == ["delta_0000001_0000001_0000"]
+    assert part["links"] == ["delta_0000001_0000001_0000/to_root",
+                             "delta_0000002_0000002_0000", "delta_0000003_0000003_0000"]
+    assert len(run("read", root).out.splitlines()) == 2  # write id 1's rows only
+    found = run("validate", root, "--format", "json").json()["findings"]
+    assert sorted(f["path"][len(str(root)) + 1:] for f in found if f["code"] == "ACID026") == \
+        ["ds=1/delta_0000001_0000001_0000/to_root", "ds=1/delta_0000002_0000002_0000",
+         "ds=1/delta_0000003_0000003_0000"]
+    for command in (["dump", root], ["meta", root], ["validate", root, "--level", "rows"]):
+        assert "internal error" not in run(*command).err
 
 
 def scandir_fails(monkeypatch, suffix, error):

@@ -171,7 +171,7 @@ def summary(state: AcidState) -> dict:
 
 def partition_json(p: PartitionState, with_files: bool, _entries=None) -> dict:
     s = p.state
-    return {
+    doc = {
         "partition": p.partition,
         "path": p.location.url,
         "base": s.base,
@@ -185,6 +185,9 @@ def partition_json(p: PartitionState, with_files: bool, _entries=None) -> dict:
         "entries": ([entry_json(e, with_files) for e in s.entries] if _entries is None
                     else _entries(s.entries, with_files)),
     }
+    if p.links:  # only then: the schema of every other listing stays as it was
+        doc["links"] = list(p.links)
+    return doc
 
 
 def ls_json(table: TableState, with_files: bool = False, _entries=None) -> dict:
@@ -254,6 +257,9 @@ def ls_table(table: TableState, with_files: bool = False) -> str:
                                  "", "", "", human_bytes(f.size), ""])
         header = ["name", "kind", "write ids", "stmt", "vis", "status", "files", "bytes", "why"]
         table_text = tabulate(rows, headers=header, tablefmt="simple") if rows else "(empty)"
+        if p.links:
+            table_text += ("\nsymbolic links (never followed; validate reports them, "
+                           "ACID026):\n" + "\n".join(f"  {display(x)}" for x in p.links))
         blocks.append(f"{partition_line(p)}\n{table_text}")
     if table.stray:
         blocks.append("outside any partition (Hive never reads these):\n" +

@@ -10,7 +10,7 @@ from types import MappingProxyType
 
 from .._gc import paused_gc
 from ..core.errors import UsageError
-from ..core.listing import Listing, PathInfo, markers_needed
+from ..core.listing import Listing, PathInfo, markers_needed, split_links
 from ..core.partitions import split_partitions
 from ..core.select import AcidState, select
 from ..core.snapshot import Snapshot, make_snapshot
@@ -23,6 +23,7 @@ class PartitionState:
     location: Location
     listing: Listing
     state: AcidState
+    links: tuple[str, ...] = ()  # symbolic links below the partition: listed, never followed
 
 
 @dataclass(frozen=True)
@@ -63,10 +64,11 @@ def _inspect(loc: Location, snapshot: Snapshot, ignore_empty_files: bool) -> Tab
     out = []
     for part in parts:
         ploc = loc.child(part.name)
+        paths, links = split_links(part.paths)
         markers = {rel: read_bytes(ploc, rel)
-                   for rel in markers_needed(part.paths, snapshot.hive_version)}
-        listing = Listing(part.paths, MappingProxyType(markers), root=ploc.url)
+                   for rel in markers_needed(paths, snapshot.hive_version)}
+        listing = Listing(tuple(paths), MappingProxyType(markers), root=ploc.url)
         state = select(listing, snapshot.write_ids, snapshot.txns, snapshot.hive_version,
                        ignore_empty_files=ignore_empty_files)
-        out.append(PartitionState(part.name, ploc, listing, state))
+        out.append(PartitionState(part.name, ploc, listing, state, links))
     return TableState(loc, snapshot, tuple(out), tuple(stray))

@@ -23,7 +23,7 @@ from typing import Callable, Sequence
 from .._gc import paused_gc
 from ..core.errors import PathError, UsageError
 from ..core.facts import Context, PartitionFacts, TableFacts, Thresholds
-from ..core.listing import UNKNOWN_SIZE, Listing, markers_needed
+from ..core.listing import UNKNOWN_SIZE, Listing, markers_needed, split_links
 from ..core.names import ACID_VERSION_FILE, FLUSH_LENGTH_SUFFIX
 from ..core.partitions import (
     PartitionListing,
@@ -159,6 +159,7 @@ class _Pending:
     todo: list
     markers: list[str]
     sized: bool  # False: the listing left out sizes that reading the files learns
+    links: tuple[str, ...] = ()  # symbolic links below the partition (never followed)
     files: dict = field(default_factory=dict)
     rows: dict = field(default_factory=dict)
     acid_markers: dict = field(default_factory=dict)
@@ -167,7 +168,7 @@ class _Pending:
         state = self.state if self.sized else with_sizes(self.state, self._sizes())
         return PartitionFacts(self.loc.url, self.name, state,
                               MappingProxyType(self.acid_markers), MappingProxyType(self.files),
-                              MappingProxyType(self.rows))
+                              MappingProxyType(self.rows), self.links)
 
     def _sizes(self) -> dict[str, int]:
         """The sizes of the files listed without one: as their reads found them, else (a
@@ -199,6 +200,8 @@ def _plan_all(loc: Location, parts: list[PartitionListing], opts: ValidateOption
     """The partitions ``parts`` of the table at ``loc``, selected and with what to read. The
     markers the selections read (a base's ``_metadata_acid``) are read first, on ``pool``'s
     threads where one is given (a remote store: a round trip each, overlapping)."""
+    split = [split_links(part.paths) for part in parts]
+    parts = [PartitionListing(part.name, tuple(paths)) for part, (paths, _) in zip(parts, split)]
     locs = [loc.child(part.name) if part.name else loc for part in parts]
     wanted = [(i, rel) for i, part in enumerate(parts)
               for rel in markers_needed(part.paths, opts.snapshot.hive_version)]
@@ -207,7 +210,10 @@ def _plan_all(loc: Location, parts: list[PartitionListing], opts: ValidateOption
     for (i, rel), content in zip(wanted, mapper(lambda w: read_bytes(locs[w[0]], w[1]),
                                                 wanted)):
         markers[i][rel] = content
-    return [_plan(ploc, part, markers[i], opts) for i, (ploc, part) in enumerate(zip(locs, parts))]
+    planned = [_plan(ploc, part, markers[i], opts) for i, (ploc, part) in enumerate(zip(locs, parts))]
+    for pending, (_, links) in zip(planned, split):
+        pending.links = links
+    return planned
 
 
 def _plan(ploc: Location, part: PartitionListing, markers: dict[str, bytes],

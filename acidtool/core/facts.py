@@ -110,6 +110,7 @@ class PartitionFacts:
     markers: Mapping[str, bytes] = field(default_factory=dict)  # "<dir>/_orc_acid_version"
     files: Mapping[str, FileFacts] = field(default_factory=dict)
     rows: Mapping[str, RowFacts] = field(default_factory=dict)
+    links: tuple[str, ...] = ()  # symbolic links below the partition: listed, never followed
 
     def path(self, rel: str = "") -> str:
         return url_of(self.url, rel)

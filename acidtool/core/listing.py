@@ -29,6 +29,23 @@ from .versions import HiveVersion
 # looks at those, and ``select.with_sizes`` puts them in once they are known.
 UNKNOWN_SIZE = -1
 
+# The size of a symbolic link in a listing. acidtool never follows a link: what it points to may
+# lie outside the table (or be the table's own parent: a loop), and Hive on HDFS has none. A
+# link is listed with this size so that it can be reported; ``split_links`` takes links out of a
+# listing before anything selects or reads from it.
+LINK_SIZE = -3
+
+
+def split_links(paths: Iterable["PathInfo"]) -> tuple[list["PathInfo"], tuple[str, ...]]:
+    """(the listing without symbolic links, the links' paths)."""
+    kept, links = [], []
+    for info in paths:
+        if info[1] == LINK_SIZE:
+            links.append(info[0])
+        else:
+            kept.append(info)
+    return kept, tuple(sorted(links))
+
 
 def size_unseen(directory: str, parent: str | None) -> bool:
     """Whether the selection never looks at the sizes of the files directly in ``directory``

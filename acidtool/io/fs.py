@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
 from ..core.errors import DependencyError, PathError, UsageError
-from ..core.listing import UNKNOWN_SIZE, PathInfo, size_unseen
+from ..core.listing import LINK_SIZE, UNKNOWN_SIZE, PathInfo, size_unseen
 
 if TYPE_CHECKING:
     import pyarrow.fs as pafs
@@ -193,24 +193,22 @@ def list_tree(loc: Location, *, sizes: bool = True) -> list[PathInfo]:
 
 
 def _walk_local(top: str, sizes: bool = True) -> list[PathInfo]:
-    """A local directory tree as pyarrow's recursive listing gives it (symbolic links followed,
-    broken ones left out), read with ``os.scandir``: directory entries say what they are
+    """A local directory tree, read with ``os.scandir``: directory entries say what they are
     without a stat call, so only files are stat'ed, for their size. A tenth faster than
     pyarrow's listing plus turning its FileInfo objects into paths (benchmarks/bench_ls.py).
     Without ``sizes``, regular files whose sizes the selection never looks at are not stat'ed
-    either (symbolic links still are, to leave out broken ones).
+    either.
 
-    A link to a directory the walk is already inside (``up -> ..``) is listed but not entered
-    again, where pyarrow's listing goes round until the system refuses the path: each
-    directory reached through a link remembers the linked directories above it (plain
-    directories above it may be walked once more before the loop shows)."""
+    Symbolic links are listed with ``LINK_SIZE`` and never followed, to a file or a directory,
+    broken or not: nothing outside the directory is ever listed (a ``delta_5 -> ..`` would
+    list the parent and every sibling table), and a loop cannot form. The directory given
+    itself may be a link: that is the caller's choice."""
     new = tuple.__new__
     out: list[PathInfo] = []
     append = out.append
-    root = os.stat(top)
-    pending = [(top, "", ((root.st_dev, root.st_ino),))]
+    pending = [(top, "")]
     while pending:
-        directory, rel, above = pending.pop()
+        directory, rel = pending.pop()
         try:
             entries = os.scandir(directory)
         except FileNotFoundError:
@@ -224,23 +222,20 @@ def _walk_local(top: str, sizes: bool = True) -> list[PathInfo]:
         with entries:
             for entry in entries:
                 path = rel + entry.name
+                if entry.is_symlink():  # listed, never followed (core.listing.LINK_SIZE)
+                    append(new(PathInfo, (path, LINK_SIZE, False)))
+                    continue
                 if unseen and entry.is_file(follow_symlinks=False):
                     append(new(PathInfo, (path, UNKNOWN_SIZE, False)))
                     continue
-                if entry.is_dir():
+                if entry.is_dir(follow_symlinks=False):
                     append(new(PathInfo, (path, 0, True)))
-                    inside = above
-                    if entry.is_symlink():
-                        st = entry.stat()
-                        if (st.st_dev, st.st_ino) in above:
-                            continue  # a loop: listed, not entered
-                        inside = above + ((st.st_dev, st.st_ino),)
-                    pending.append((entry.path, path + "/", inside))
+                    pending.append((entry.path, path + "/"))
                     continue
                 try:
-                    size = entry.stat().st_size
+                    size = entry.stat(follow_symlinks=False).st_size
                 except FileNotFoundError:
-                    continue  # a broken symbolic link, or a file removed meanwhile
+                    continue  # a file removed meanwhile
                 append(new(PathInfo, (path, size, False)))
     return out
 

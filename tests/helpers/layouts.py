@@ -19,6 +19,10 @@ from acidtool.io.acidwrite import (
 )
 
 DIR = object()
+
+
+class Link(str):
+    """A symbolic link in a layout, to this target."""
 ROW = "struct<id:int,name:string>"
 MARK = b"2"
 
@@ -68,6 +72,10 @@ def build(root: Path, layout: dict) -> Path:
         target = root / rel
         if content is DIR:
             target.mkdir(parents=True, exist_ok=True)
+            continue
+        if isinstance(content, Link):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.symlink_to(content)
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(content)

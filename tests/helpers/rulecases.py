@@ -14,6 +14,7 @@ A content is one of (each a mapping with one main key, plus optional modifiers):
   current, [row values] or null]``.
 - ``{plain: {schema, rows}}``: a plain (non-ACID) ORC file; ``{orc: {schema, rows, metadata}}``:
   any ORC file written by pyorc, user metadata included.
+- ``{link: TARGET}``: a symbolic link to TARGET (relative to the link's directory).
 - ``{text: "..."}``: these bytes (YAML escapes; each character one byte).
 - ``{flush_lengths: [n, {length_of: CONTENT}, ...]}``: a ``_flush_length`` side file.
 - ``{delta: CONTENT}`` under a directory name ending in ``/``: the directory with that file as
@@ -33,6 +34,7 @@ from acidtool.io.acidwrite import Event
 from .layouts import (
     DIR,
     MARK,
+    Link,
     acid,
     delta,
     events,
@@ -70,6 +72,8 @@ def content(spec) -> bytes:
     """The bytes a content spec stands for."""
     if spec == "dir":
         return DIR
+    if "link" in spec:
+        return Link(spec["link"])
     data = _base(spec)
     if spec.get("damage_first_stripe"):
         data = with_damaged_stripe(data)

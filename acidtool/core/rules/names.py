@@ -307,3 +307,22 @@ def _compaction_due(r: Rule, p: PartitionFacts, ctx: Context):
         part = f" PARTITION ({spec})"
     statement = f"ALTER TABLE {_table_name(p.url, ctx)}{part} COMPACT '{kind}'"
     yield r.finding(p.url, f"compaction due: {why}", statement=statement, kind=kind)
+
+
+@rule("ACID026", "symbolic-link", "error", "names",
+      "Symbolic link inside a table or partition",
+      what="A file or directory below the table that is a symbolic link (local disks only: "
+           "HDFS and object stores have none). acidtool lists it and never follows it, so "
+           "nothing it reports or reads comes from outside the table.",
+      why="Hive on HDFS never meets a link, but a Hive or Spark reading a local copy of the "
+          "table follows it: a `delta_...` link to another directory makes that directory's "
+          "rows part of the table, and a link to a parent (`delta_5 -> ..`) makes a loop that "
+          "lists the sibling tables. A link is the mark of a copy script, not of a Hive writer.",
+      example="orders/delta_0000005_0000005_0000 -> /backup/orders/delta_0000005_0000005_0000",
+      fix="Replace the link by the directory or file it points to (`cp -r --remove-destination` "
+          "or `rsync -L`), or remove it if its data is not part of the table.")
+def _symbolic_links(r: Rule, p: PartitionFacts, ctx: Context):
+    for link in p.links:
+        yield r.finding(p.path(link), "symbolic link: acidtool does not follow it (nothing "
+                        "outside the table is read); a local Hive or Spark would read what it "
+                        "points to")
