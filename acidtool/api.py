@@ -13,7 +13,7 @@ from typing import Iterator, Sequence
 import pyarrow as pa
 
 from .commands.ls import TableState, inspect_table
-from .commands.read import PartitionReader, generated_names
+from .commands.read import BATCH_ROWS, PartitionReader, generated_names
 from .core.snapshot import make_snapshot
 
 
@@ -23,12 +23,14 @@ class Snapshotted:
     with_row_id: bool = False
     columns: Sequence[str] | None = None
     memory_limit: int | None = None
+    batch_rows: int = BATCH_ROWS  # at most, in a table of rows (a reader wanting few: fewer)
 
     @functools.cached_property
     def _readers(self) -> list[PartitionReader]:
         """One reader a partition, made once (row names and rows come from the same plans)."""
         return [PartitionReader(part, self.table.snapshot, with_row_id=self.with_row_id,
-                                columns=self.columns, memory_limit=self.memory_limit)
+                                columns=self.columns, memory_limit=self.memory_limit,
+                                batch_rows=self.batch_rows)
                 for part in self.table.partitions]
 
     def tables(self) -> Iterator[pa.Table]:
@@ -96,11 +98,15 @@ class Table:
     def snapshot(self, write_ids: str | None = None, txns: str | None = None,
                  hive_version: str | int = "4", *, table: str | None = None,
                  with_row_id: bool = False, columns: Sequence[str] | None = None,
-                 memory_limit: int | None = None) -> Snapshotted:
+                 memory_limit: int | None = None, limit: int | None = None) -> Snapshotted:
         """``memory_limit`` (bytes): above it, one bucket's delete keys are not held at once
-        but streamed in chunks, at the cost of reading the delete deltas again per batch."""
+        but streamed in chunks, at the cost of reading the delete deltas again per batch.
+        ``limit``: the caller wants at most that many rows, so files are read in batches of
+        about that size (the rows themselves are still all there to take)."""
         snap = make_snapshot(hive_version, write_ids, txns, table)
-        return Snapshotted(inspect_table(self.url, snap), with_row_id, columns, memory_limit)
+        batch_rows = BATCH_ROWS if limit is None else min(BATCH_ROWS, max(limit, 1024))
+        return Snapshotted(inspect_table(self.url, snap), with_row_id, columns, memory_limit,
+                           batch_rows)
 
     def to_arrow(self) -> pa.Table:
         """Everything committed, Hive 4 rules."""

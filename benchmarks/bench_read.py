@@ -5,7 +5,12 @@ Prints the read time over a plain pyarrow scan-and-write of the same files to Pa
 delete handling, measured in the same run (target: at most 2x), and the read's peak memory
 (target: under 1.5 GB).
 
-Usage: python benchmarks/bench_read.py [--base-rows N]
+With --memory (issue #21): on a base of 10,000,000 rows and 1,000,000 deletes, the peak memory
+of `read` without a limit, with `--memory-limit 256M` (target: at most 600 MB) and with
+`--limit 10`, each as a ratio to the peak of a bare pyarrow scan of the same files measured in
+the same run.
+
+Usage: python benchmarks/bench_read.py [--base-rows N] [--memory]
 """
 
 from __future__ import annotations
@@ -83,7 +88,10 @@ def baseline(files: list[Path], out: Path) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--base-rows", type=int, default=5_000_000)
+    parser.add_argument("--memory", action="store_true")
     args = parser.parse_args()
+    if args.memory:
+        return memory()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "orders"
         files = build(root, args.base_rows)
@@ -101,6 +109,29 @@ def main() -> None:
         print(f"acidtool read --format parquet: {elapsed:.2f} s: RATIO {elapsed / t_base:.2f}x "
               f"(target <= 2x)")
         print(f"peak memory {peak:.0f} MB (target < 1536 MB)")
+
+
+def memory() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "orders"
+        files = build(root, 10_000_000)
+        scan = ("import pyarrow.dataset as ds, sys\n"
+                "for f in sys.argv[1:]:\n"
+                "    for b in ds.dataset(f, format='orc').to_batches(batch_size=1 << 20, "
+                "batch_readahead=0, fragment_readahead=0): pass\n")
+        _, bare = child_peak_mb([sys.executable, "-c", scan, *map(str, files)])
+        print(f"10,000,000 rows, 1,000,000 deletes; bare pyarrow scan of the files: "
+              f"peak {bare:.0f} MB")
+        out = Path(tmp) / "acid.parquet"
+        for label, extra, target in (("read", [], ""),
+                                     ("read --memory-limit 256M", ["--memory-limit", "256M"],
+                                      " (target <= 600 MB)"),
+                                     ("read --limit 10", ["--limit", "10"], "")):
+            cmd = [sys.executable, "-m", "acidtool", "read", str(root), "--format", "parquet",
+                   "-o", str(out), *extra]
+            elapsed, peak = child_peak_mb(cmd)
+            print(f"{label}: {elapsed:.2f} s, peak {peak:.0f} MB: RATIO {peak / bare:.2f}x "
+                  f"the bare scan's{target}")
 
 
 if __name__ == "__main__":

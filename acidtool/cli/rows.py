@@ -76,7 +76,7 @@ def read_command(
                          "redirect stdout")
     snap = Table(path).snapshot(write_ids, txns, hive_version, table=table,
                                 with_row_id=with_row_id, columns=csv_items(columns),
-                                memory_limit=size_bytes(memory_limit))
+                                memory_limit=size_bytes(memory_limit), limit=limit)
     try:
         rows = write_rows(snap.tables(), fmt.value, output, sys.stdout.buffer, limit)
     except BrokenPipeError:
