@@ -1,0 +1,122 @@
+"""The CLI's edges, as a new user meets them: one-line errors with distinct exit statuses,
+--help that reads well, and the small promises of read, validate and convert."""
+
+import json
+import os
+import stat
+
+import pyarrow as pa
+import pyarrow.orc as paorc
+import pytest
+
+from .helpers.layouts import acid, build, delta, events
+from .helpers.runner import run, run_process
+
+
+def _table(root):
+    return build(root, {**delta("delta_0000001_0000001_0000"),
+                        **delta("delta_0000002_0000002_0000", acid(events(2)))})
+
+
+@pytest.mark.parametrize("args", [
+    ["ls"], ["ls", "/tmp", "--format", "xml"], ["validate", "/tmp", "--nope"], ["decode", "bucket"],
+    ["decode", "write-ids"], ["convert", "x"], ["read", "/tmp", "--limit", "x"], ["nope"],
+])
+def test_usage_errors_are_one_line_naming_the_help_to_read(args):
+    result = run_process(*args)
+    assert result.code == 2
+    assert result.err.count("\n") == 1 and result.err.startswith("acidtool: error: "), result.err
+    assert "--help')" in result.err
+
+
+def test_a_group_without_a_command_prints_its_help(tmp_path):
+    result = run_process("decode")
+    assert result.code == 2 and "bucket" in result.err and "write-ids" in result.err
+
+
+def test_an_internal_error_exits_3_and_a_usage_error_2(tmp_path, monkeypatch):
+    import acidtool.commands.ls as L
+
+    table = _table(tmp_path / "t")
+    monkeypatch.setattr(L, "split_partitions", lambda paths: 1 / 0)
+    result = run("ls", table)
+    assert result.code == 3
+    assert result.err.startswith("acidtool: internal error: ZeroDivisionError")
+    assert "--traceback" in result.err
+    assert run("ls", tmp_path / "missing").code == 2
+
+
+def test_help_names_values_in_capitals_and_lists_traceback():
+    top = run_process("--help").out
+    assert "--traceback" in top and "3 internal error" in top
+    ls = run_process("ls", "--help").out
+    assert "Usage: acidtool ls [OPTIONS] PATH" in ls and "{path}" not in ls
+    assert "--write-ids WRITE_IDS" in ls and "<str>" not in ls
+    dump = run_process("dump", "--help").out
+    assert "Usage: acidtool dump [OPTIONS] TARGETS..." in dump
+    # examples keep their lines: no option is wrapped away from its command
+    convert = run_process("convert", "--help").out
+    assert "acidtool convert /landing/orders/*.orc --table /warehouse/shop.db/orders " \
+           "--write-id auto" in convert
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o027, 0o077])
+def test_read_output_is_made_as_any_file_under_the_umask(tmp_path, mask):
+    table = _table(tmp_path / "t")
+    out = tmp_path / "rows.parquet"
+    old = os.umask(mask)
+    try:
+        result = run("read", table, "--format", "parquet", "-o", out)
+    finally:
+        os.umask(old)
+    assert result.code == 0, result.err
+    assert stat.S_IMODE(out.stat().st_mode) == 0o666 & ~mask
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".acidtool-")] == []
+
+
+def test_validate_recursive_without_any_table_fails(tmp_path):
+    (tmp_path / "landing" / "sub").mkdir(parents=True)
+    paorc.write_table(pa.table({"id": [1]}), str(tmp_path / "landing" / "sub" / "x.orc"))
+    result = run("validate", "-r", tmp_path / "landing")
+    assert result.code == 2
+    assert result.err == f"acidtool: error: no ACID table or partition found under " \
+                         f"{tmp_path / 'landing'}\n"
+    _table(tmp_path / "landing" / "t")
+    assert run("validate", "-r", tmp_path / "landing").code == 0
+
+
+@pytest.mark.parametrize("command", ["ls", "validate", "read"])
+@pytest.mark.parametrize("name", ["delta_0000002_0000002_0000", "base_0000007",
+                                  "delete_delta_0000003_0000003_0000"])
+def test_a_base_or_delta_directory_is_not_a_table(tmp_path, command, name):
+    table = _table(tmp_path / "t")
+    (table / name).mkdir(exist_ok=True)
+    result = run(command, table / name)
+    assert result.code == 2
+    assert f"give the table (or partition) directory, {table}" in result.err
+    assert run("dump", table / "delta_0000002_0000002_0000").code == 0  # dump reads one
+
+
+def test_convert_schema_casts_each_source_safely(tmp_path):
+    land = tmp_path / "land"
+    land.mkdir()
+    paorc.write_table(pa.table({"id": pa.array([1, 2], pa.int32()), "name": ["a", "b"]}),
+                      str(land / "a.orc"))
+    paorc.write_table(pa.table({"id": pa.array([3], pa.int64()), "name": ["c"]}),
+                      str(land / "b.orc"))
+    (tmp_path / "t").mkdir()
+    refused = run("convert", land, "--table", tmp_path / "t", "--write-id", "1")
+    assert refused.code == 2 and "give --schema" in refused.err
+    result = run("convert", land, "--table", tmp_path / "t", "--write-id", "1", "--schema",
+                 "struct<id:bigint,name:string>", "--format", "json")
+    assert result.code == 0, result.err
+    assert [json.loads(x)["id"] for x in run("read", tmp_path / "t").out.splitlines()] == [1, 2, 3]
+    narrow = run("convert", land, "--table", tmp_path / "t", "--write-id", "2", "--schema",
+                 "struct<id:int,name:string>", "--allow-duplicates")
+    assert narrow.code == 2 and "int64 cannot be cast safely to int32" in narrow.err
+
+
+def test_human_numbers_have_one_style(tmp_path):
+    table = build(tmp_path / "t", {"000000_0": acid(events(1, n=1))})
+    first = run("ls", table).out.splitlines()[0]
+    assert "1 original file read" in first and "1 file," in first
