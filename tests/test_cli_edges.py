@@ -97,6 +97,13 @@ def test_a_base_or_delta_directory_is_not_a_table(tmp_path, command, name):
     assert run("dump", table / "delta_0000002_0000002_0000").code == 0  # dump reads one
 
 
+@pytest.mark.parametrize("name", ["base_only", "delta_lake", "delete_delta_x", "deltas"])
+def test_a_table_whose_name_only_looks_like_a_delta_is_a_table(tmp_path, name):
+    table = _table(tmp_path / name)
+    assert run("ls", table).code == 0
+    assert run("validate", table).code == 0
+
+
 def test_convert_schema_casts_each_source_safely(tmp_path):
     land = tmp_path / "land"
     land.mkdir()

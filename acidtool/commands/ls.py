@@ -11,6 +11,7 @@ from types import MappingProxyType
 from .._gc import paused_gc
 from ..core.errors import UsageError
 from ..core.listing import Listing, PathInfo, markers_needed, split_links
+from ..core.names import Base, parse_dir_name
 from ..core.partitions import split_partitions
 from ..core.select import AcidState, select
 from ..core.snapshot import Snapshot, make_snapshot
@@ -49,9 +50,13 @@ def require_not_acid_dir(loc: Location) -> None:
     """A base_, delta_ or delete_delta_ directory is part of a table, not one: judged alone its
     bucket files would look like foreign original data. Say which directory to name instead."""
     name = loc.url.rstrip("/").rsplit("/", 1)[-1]
-    if not name.startswith(("base_", "delta_", "delete_delta_")):
+    try:
+        acid = parse_dir_name(name)
+    except ValueError:
+        return  # "base_only", "delta_lake": a directory that only looks like one
+    if acid is None:
         return
-    kind = name.split("_")[0] if not name.startswith("delete_delta_") else "delete_delta"
+    kind = "base" if isinstance(acid, Base) else "delete_delta" if acid.delete else "delta"
     parent = loc.url.rstrip("/")[: -len(name)].rstrip("/") or "/"
     raise UsageError(f"{loc.url} is a {kind} directory of a table, not a table: give the table "
                      f"(or partition) directory, {parent}; `acidtool dump` and `meta` read "
