@@ -89,6 +89,12 @@ class Snapshotted:
         return self.to_arrow().to_pandas()
 
 
+# What a row may cost in memory while it is read, filtered, converted and written: the
+# --memory-limit batch size is the limit over this (10,000,000 rows with 1,000,000 deletes read
+# with --memory-limit 256M, batches of 131,072 rows: benchmarks/bench_read.py --memory).
+ROW_BYTES = 2048
+
+
 @dataclass
 class Table:
     """``acidtool.open_table(url)``: a table or partition directory on any filesystem."""
@@ -101,10 +107,16 @@ class Table:
                  memory_limit: int | None = None, limit: int | None = None) -> Snapshotted:
         """``memory_limit`` (bytes): above it, one bucket's delete keys are not held at once
         but streamed in chunks, at the cost of reading the delete deltas again per batch.
+        Under a ``memory_limit`` the data is also read in smaller batches (a row of the table
+        is taken to cost up to 2 KiB once decoded, filtered and converted), on one thread.
         ``limit``: the caller wants at most that many rows, so files are read in batches of
         about that size (the rows themselves are still all there to take)."""
         snap = make_snapshot(hive_version, write_ids, txns, table)
-        batch_rows = BATCH_ROWS if limit is None else min(BATCH_ROWS, max(limit, 1024))
+        batch_rows = BATCH_ROWS
+        if memory_limit is not None:
+            batch_rows = min(batch_rows, max(memory_limit // ROW_BYTES, 1024))
+        if limit is not None:
+            batch_rows = min(batch_rows, max(limit, 1024))
         return Snapshotted(inspect_table(self.url, snap), with_row_id, columns, memory_limit,
                            batch_rows)
 

@@ -78,7 +78,8 @@ def read_command(
                                 with_row_id=with_row_id, columns=csv_items(columns),
                                 memory_limit=size_bytes(memory_limit), limit=limit)
     try:
-        rows = write_rows(snap.tables(), fmt.value, output, sys.stdout.buffer, limit)
+        rows = write_rows(snap.tables(), fmt.value, output, sys.stdout.buffer, limit,
+                          prefetch=memory_limit is None)
     except BrokenPipeError:
         silence_stdout()
         raise typer.Exit(0)

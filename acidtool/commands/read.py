@@ -57,12 +57,12 @@ def _bucket_from_name(name: str, version: str) -> int:
     return bucket
 
 
-def _events(src, columns: list[str] | None, acid: bool, batch_rows: int = BATCH_ROWS
-            ) -> Iterator[pa.RecordBatch]:
+def _events(src, columns: list[str] | None, acid: bool, batch_rows: int = BATCH_ROWS,
+            threads: bool = True) -> Iterator[pa.RecordBatch]:
     names = None
     if columns is not None and acid:
         names = list(src.schema.names)
-    for batch in scan_batches(src, batch_size=batch_rows, columns=names, use_threads=True,
+    for batch in scan_batches(src, batch_size=batch_rows, columns=names, use_threads=threads,
                               batch_readahead=0, fragment_readahead=0):
         if batch.num_rows:
             yield batch
@@ -199,7 +199,7 @@ class PartitionReader:
     def _acid_batches(self, f: _File) -> Iterator[pa.RecordBatch]:
         src = self._open(f.rel)
         if src.is_acid:
-            for batch in _events(src, None, True, self.batch_rows):
+            for batch in _events(src, None, True, self.batch_rows, self.memory_limit is None):
                 batch = _normalise_acid(batch)
                 valid = self._valid(batch.column("currentTransaction"))
                 if valid.null_count or not pc.all(valid).as_py():
@@ -212,7 +212,7 @@ class PartitionReader:
                                "no bucket id: Hive fails with 'bucketId out of range: -1' "
                                "(validate reports ACID004 and ACID007)")
         row_start = f.start_row
-        for batch in _events(src, None, False, self.batch_rows):
+        for batch in _events(src, None, False, self.batch_rows, self.memory_limit is None):
             n = batch.num_rows
             prop = encode_v1(f.bucket, f.statement) if self.version.bucket_codec else f.bucket
             row = pa.StructArray.from_arrays(batch.columns, names=batch.schema.names)

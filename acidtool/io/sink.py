@@ -166,12 +166,13 @@ def _prefetched(tables: Iterator[pa.Table], depth: int = 2) -> Iterator[pa.Table
 
 
 def write_rows(tables: Iterator[pa.Table], fmt: str, output: str | None, stdout,
-               limit: int | None) -> int:
-    """Write ``tables`` in ``fmt`` to ``output`` (or ``stdout``), at most ``limit`` rows."""
+               limit: int | None, prefetch: bool = True) -> int:
+    """Write ``tables`` in ``fmt`` to ``output`` (or ``stdout``), at most ``limit`` rows. With
+    ``prefetch`` the next tables are made on a thread meanwhile (faster; more in memory)."""
     writer = RowWriter(fmt, output, stdout)
     schema = None
     try:
-        for table in _prefetched(tables):
+        for table in (_prefetched(tables) if prefetch else tables):
             schema = schema or table.schema
             if limit is not None:
                 room = limit - writer.rows
