@@ -263,3 +263,36 @@ def test_an_interruption_right_after_the_commit_rename_is_told_as_committed(tmp_
     assert "delta_0000002_0000002_0000 is committed; then: interrupted" in result.err
     assert not [p for p in table.iterdir() if p.name.startswith("_acidtool_staging_")]
     assert _ids(table) == sorted(OLD + list(range(FIRST, FIRST + SOURCES * ROWS)))
+
+
+def test_write_ids_are_java_longs(tmp_path):
+    src = _sources(tmp_path / "land")[:1]
+    table = _table(tmp_path / "t")
+    result = run("convert", *src, "--table", table, "--write-id", str(2**63))
+    assert result.code == 2 and "(a Java long)" in result.err, result.err
+    top = build(tmp_path / "top", delta(f"base_{2**63 - 1}", acid(events(1))))
+    result = run("convert", *src, "--table", top, "--write-id", "auto")
+    assert result.code == 2 and "the largest a write id" in result.err, result.err
+
+
+def test_a_convert_that_loses_the_race_for_its_write_id_says_so(tmp_path, monkeypatch):
+    """Another writer commits the same write id between this convert's check and its rename:
+    this one commits nothing, says who won, and leaves no staging directory."""
+    import acidtool.commands.convert as C
+
+    table = _table(tmp_path / "t")
+    real = C._rename
+
+    def rename(fs, src, dst):
+        other = Path(dst)
+        other.mkdir()
+        (other / "bucket_00000").write_bytes(acid(events(2)))  # the other writer's delta
+        real(fs, src, dst)
+
+    monkeypatch.setattr(C, "_rename", rename)
+    result = run("convert", *_sources(tmp_path / "land")[:1], "--table", table, "--write-id",
+                 "auto", "--schema", SCHEMA)
+    assert result.code == 1, result.err  # a failure while writing: nothing committed
+    assert "another writer committed" in result.err and "nothing of this run" in result.err
+    assert not [p for p in table.iterdir() if p.name.startswith("_acidtool_staging_")]
+    assert _ids(table) == sorted(OLD + [0, 1])  # the other writer's rows, not this run's

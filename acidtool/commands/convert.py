@@ -27,6 +27,7 @@ import pyarrow.compute as pc
 from ..core.errors import (
     AcidToolError,
     AfterCommitError,
+    ExitStatus,
     Interrupted,
     OrcReadError,
     Terminated,
@@ -69,7 +70,9 @@ from .convert_sources import (
 DEFAULT_MAX_FILE_ROWS = 10_000_000
 
 class ConvertError(AcidToolError):
-    """A problem found while planning; nothing has been written."""
+    """A failure while writing, before the commit: nothing was committed."""
+
+    exit_status = ExitStatus.FINDINGS
 
 
 @dataclass(frozen=True)
