@@ -8,12 +8,14 @@ from collections import Counter
 from json.encoder import (
     encode_basestring as _quote,  # the encoder's own, ensure_ascii=False
 )
-from typing import Iterable, Iterator, NamedTuple
+from typing import TYPE_CHECKING, Iterable, Iterator, NamedTuple
 
-from ..commands.ls import PartitionState, TableState
 from ..core.listing import PathInfo
 from ..core.names import HIDDEN_PREFIXES, NO_STATEMENT, FileName
 from ..core.select import STATUSES, AcidState, Entry
+
+if TYPE_CHECKING:  # annotations only: the error line needs this module, not a listing
+    from ..commands.ls import PartitionState, TableState
 
 LS_SCHEMA_VERSION = 1
 
