@@ -40,6 +40,7 @@ bench: install
 	$(BIN)/python benchmarks/bench_dump.py
 	$(BIN)/python benchmarks/bench_validate.py
 	$(BIN)/python benchmarks/bench_read.py
+	$(BIN)/python benchmarks/bench_read.py --memory
 	$(BIN)/python benchmarks/bench_convert.py
 
 clean:
