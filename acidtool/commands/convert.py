@@ -225,12 +225,15 @@ def _read_sources(locs: list[Location]) -> list[Source]:
     return sources
 
 
-def _max_write_id(target: Location) -> int:
+def _listed(target: Location) -> list:
+    """Everything below the target directory (nothing when it does not exist yet)."""
+    return list_tree(target) if kind_of(target) == "dir" else []
+
+
+def _max_write_id(target: Location, paths: list | None = None) -> int:
     """The highest write id of any base or delta below the target (0 when there is none)."""
     top = 0
-    if kind_of(target) != "dir":
-        return 0
-    for p in list_tree(target):
+    for p in _listed(target) if paths is None else paths:
         if not p.is_dir or any(is_hidden(part) for part in p.path.split("/")):
             continue  # a staging directory left by a killed convert holds no committed id
         name = p.name
@@ -243,11 +246,10 @@ def _max_write_id(target: Location) -> int:
     return top
 
 
-def _existing(target: Location, write_id: int, statement: int) -> list[str]:
+def _existing(target: Location, write_id: int, statement: int,
+              paths: list | None = None) -> list[str]:
     clashes = []
-    if kind_of(target) != "dir":
-        return clashes
-    for p in list_tree(target):
+    for p in _listed(target) if paths is None else paths:
         if not p.is_dir or "/" in p.path:
             continue
         try:
@@ -292,8 +294,10 @@ def plan(source_patterns: Sequence[str], opts: ConvertOptions) -> Plan:
             raise UsageError(f"--bucket-by: no column {', '.join(map(repr, missing))}")
         for c in opts.bucket_by:
             kinds.append(_kind_of(names[c.lower()].type))
-    write_id = _write_id(opts.write_id, table)
-    clashes = _existing(target, write_id, opts.statement_id)
+    # One listing of the target serves every check below (a remote table: one round trip).
+    listed = _listed(target)
+    write_id = _write_id(opts.write_id, table, listed if target is table else None)
+    clashes = _existing(target, write_id, opts.statement_id, listed)
     if clashes:
         raise UsageError(f"write id {write_id} is already used in {target.url}: "
                          f"{', '.join(clashes)} (pick another, or --write-id auto)")
@@ -302,7 +306,7 @@ def plan(source_patterns: Sequence[str], opts: ConvertOptions) -> Plan:
              sum(s.rows for s in sources), named_twice=named_twice)
     p.fingerprints = [fingerprint(s.loc) for s in sources]
     if not opts.allow_duplicates:
-        refuse_duplicates(sources, p.fingerprints, target)
+        refuse_duplicates(sources, p.fingerprints, target, listed)
     if opts.move_sources:
         p.moves = move_targets(sources, resolve(opts.move_sources), table,
                                list(source_patterns), manifest_name(directory))
@@ -319,11 +323,11 @@ def plan(source_patterns: Sequence[str], opts: ConvertOptions) -> Plan:
 LONG_MAX = 2**63 - 1
 
 
-def _write_id(text: str, table: Location) -> int:
+def _write_id(text: str, table: Location, paths: list | None = None) -> int:
     """--write-id: a number, or 'auto' for one above every write id in the table. Write ids
     are Java longs."""
     if text == "auto":
-        top = _max_write_id(table)
+        top = _max_write_id(table, paths)
         if top >= LONG_MAX:
             raise UsageError(f"--write-id auto: {table.url} already holds write id {top}, the "
                              "largest a write id (a Java long) can be")

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from ..core.errors import UsageError
 from ..core.names import is_hidden, parse_dir_name
-from ..io.fs import Location, kind_of, list_tree, move, open_input_file, resolve
+from ..io.fs import Location, kind_of, move, open_input_file, resolve
 
 SOURCES_FILE = "_acidtool_sources"
 _PART = 1 << 20  # a MiB from each end of a large source
@@ -78,13 +78,11 @@ def dedupe(locs: list[Location]) -> tuple[list[Location], list[tuple[str, str]]]
     return unique, twice
 
 
-def committed_sources(target: Location) -> dict[str, tuple[str, str]]:
+def committed_sources(target: Location, paths: list) -> dict[str, tuple[str, str]]:
     """sha256 -> (delta directory, source path) for every source that a committed delta of
-    ``target`` (the table or partition directory) records."""
+    ``target`` (the table or partition directory, listed as ``paths``) records."""
     found: dict[str, tuple[str, str]] = {}
-    if kind_of(target) != "dir":
-        return found
-    for p in list_tree(target):
+    for p in paths:
         if p.is_dir or p.path.count("/") != 1 or not p.path.endswith("/" + SOURCES_FILE):
             continue
         directory = p.path.split("/")[0]
@@ -105,11 +103,12 @@ def committed_sources(target: Location) -> dict[str, tuple[str, str]]:
     return found
 
 
-def refuse_duplicates(sources: list, prints: list[Fingerprint], target: Location) -> None:
+def refuse_duplicates(sources: list, prints: list[Fingerprint], target: Location,
+                      paths: list) -> None:
     """Sources whose rows a delta of the table holds already, or two sources with the same
     contents: one line naming each, before anything is written."""
     problems = []
-    done = committed_sources(target)
+    done = committed_sources(target, paths)
     seen: dict[str, str] = {}
     for source, fp in zip(sources, prints):
         if fp.sha256 in done:
