@@ -38,6 +38,8 @@ _COMMAND_LINE = re.compile(r"^::", re.M)
 def display(text: str) -> str:
     """``text`` with every character that could break or steer a terminal line escaped."""
     text = str(text)
+    if text.isprintable():  # the usual name, checked in C: nothing to escape
+        return text
     return text.translate(_CONTROLS) if _UNSAFE.search(text) else text
 
 
@@ -53,7 +55,7 @@ def escape_surrogates(text: str) -> str:
     """A name that is not UTF-8 reaches Python with each undecodable byte as a lone surrogate,
     U+DC80..U+DCFF (PEP 383). In JSON it is written as that escape, ``\\udcff``: the output
     stays valid UTF-8, and ``os.fsencode(json.loads(...))`` gives back the exact bytes."""
-    if _SURROGATES.search(text) is None:
+    if text.isascii() or _SURROGATES.search(text) is None:  # isascii: the usual case, in C
         return text
     return _SURROGATES.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
