@@ -15,3 +15,18 @@ def open_table(url: str):
     from .api import Table
 
     return Table(url)
+
+
+def write_delta(df, table: str, *args, **options):
+    """A PySpark DataFrame written as the delta Hive would write for an INSERT, committed with
+    one rename (``convert --spark`` from your own Spark code)::
+
+        import acidtool
+        summary = acidtool.write_delta(df, "hdfs://nn/warehouse/shop.db/orders", write_id=42,
+                                       buckets=4, bucket_by=["id"], order_by=["id"])
+
+    See ``acidtool.commands.convert_spark.write_delta`` for the options.
+    """
+    from .commands.convert_spark import write_delta as _write
+
+    return _write(df, table, *args, **options)

@@ -45,7 +45,7 @@ def test_spark_and_in_process_write_the_same(spark, tmp_path, args):
 
 
 def test_write_delta_from_a_dataframe(spark, tmp_path):
-    from acidtool.commands.convert_spark import write_delta
+    from acidtool import write_delta  # the public entry, as docs/convert.md shows it
 
     table = tmp_path / "t"
     table.mkdir()
