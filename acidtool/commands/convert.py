@@ -50,10 +50,9 @@ from ..io.fs import (
     is_utf8,
     kind_of,
     list_tree,
-    open_input_file,
     resolve,
 )
-from ..io.orc import fragment_batches, is_acid_schema, open_orc
+from ..io.orc import fragment_batches, is_acid_schema, open_orc, orc_fragment
 from .convert_schema import ORC_TO_ARROW, map_schema
 from .convert_sources import (
     SOURCES_FILE,
@@ -363,12 +362,9 @@ def _source_batches(p: Plan) -> Iterator[tuple[int, pa.Table]]:
 def _batches(loc: Location, mapping: list[tuple[str, str, str]],
              schema: pa.Schema) -> Iterator[pa.Table]:
     """One source's rows in file order, columns renamed and cast to the table's."""
-    import pyarrow.dataset as ds
 
     names = [s for _, s, _ in mapping]
-    fragment = (ds.OrcFileFormat().make_fragment(loc.path, filesystem=loc.fs) if is_utf8(loc.path)
-                else ds.OrcFileFormat().make_fragment(open_input_file(loc)))
-    for batch in fragment_batches(fragment, loc.url, batch_size=1 << 20, columns=names,
+    for batch in fragment_batches(orc_fragment(loc.fs, loc.path), loc.url, batch_size=1 << 20, columns=names,
                                   use_threads=True, batch_readahead=0, fragment_readahead=0):
         table = pa.Table.from_batches([batch]).rename_columns([t for t, _, _ in mapping])
         yield table.cast(schema)

@@ -278,15 +278,23 @@ def _translated(batches, path: str) -> Iterator[pa.RecordBatch]:
 
 def paorc_fragment(src: OrcSource):
     """An Arrow dataset fragment over the file (or over the committed bytes of an open one)."""
+    if src.location is not None:
+        return orc_fragment(*src.location)
+    import pyarrow.dataset as ds
+
+    return ds.OrcFileFormat().make_fragment(pa.BufferReader(src.reopen_bytes()))
+
+
+def orc_fragment(fs, path: str):
+    """An Arrow dataset fragment over the ORC file at ``path``. pyarrow takes only UTF-8 paths:
+    a local name that is not UTF-8 is opened by Python (``fs.open_input_file``) and handed
+    over."""
     import pyarrow.dataset as ds
 
     fmt = ds.OrcFileFormat()
-    if src.location is not None:
-        fs, path = src.location
-        if is_utf8(path):
-            return fmt.make_fragment(path, filesystem=fs)
-        return fmt.make_fragment(pa.PythonFile(open(path, "rb"), mode="r"))
-    return fmt.make_fragment(pa.BufferReader(src.reopen_bytes()))
+    if is_utf8(path):
+        return fmt.make_fragment(path, filesystem=fs)
+    return fmt.make_fragment(open_input_file(Location(None, path, path)))
 
 
 def _char_paths(footer: Footer) -> set[tuple[str, ...]]:
