@@ -81,10 +81,11 @@ def emit_json(doc) -> None:
 
 
 def note(message: str) -> None:
-    """A line for the person at the terminal (stderr), never part of the command's output."""
-    from .output import one_line
+    """A line for the person at the terminal (stderr), never part of the command's output: one
+    line, whatever names it quotes. Errors come this way too."""
+    from .output import display
 
-    print(f"acidtool: {one_line(message)}", file=sys.stderr)
+    print(f"acidtool: {display(message)}", file=sys.stderr)
 
 
 def silence_stdout() -> None:

@@ -15,8 +15,7 @@ import sys
 import typer
 
 from ..core.errors import AcidToolError, ExitStatus, Terminated
-from .app import app, decode_app, silence_stdout
-from .output import one_line
+from .app import app, decode_app, note, silence_stdout
 
 # Each module registers its commands; --help lists them in this order.
 for _module in ("inspect", "check", "rows", "write", "decode"):
@@ -51,7 +50,7 @@ def _run(args: list[str], traceback: bool):
     try:
         status = command().main(args=args, prog_name="acidtool", standalone_mode=False)
         if status == ExitStatus.INTERRUPTED:  # typer's answer to KeyboardInterrupt
-            _error_line("interrupted")
+            note("interrupted")
             status = 128 + (signal.SIGTERM if _SIGNALLED else signal.SIGINT)
     except BrokenPipeError:
         # Output went to a pipe that closed (e.g. `| head`): not an error.
@@ -64,21 +63,21 @@ def _run(args: list[str], traceback: bool):
     except AcidToolError as exc:
         if traceback:
             raise
-        _error_line(f"error: {exc}")
+        note(f"error: {exc}")
         status = exc.exit_status
     except OSError as exc:  # a filesystem's answer (no permission, gone, full): not a bug
         if traceback:
             raise
         where = f"{exc.filename}: " if exc.filename else ""
-        _error_line(f"error: {where}{exc.strerror or exc}")
+        note(f"error: {where}{exc.strerror or exc}")
         status = ExitStatus.USAGE
     except (KeyboardInterrupt, typer.Abort) as exc:
-        _error_line("interrupted")
+        note("interrupted")
         status = 128 + (signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT)
     except Exception as exc:  # noqa: BLE001 - the one place that turns bugs into one line
         if traceback:
             raise
-        _error_line(f"internal error: {type(exc).__name__}: {exc} "
+        note(f"internal error: {type(exc).__name__}: {exc} "
                     "(run again with --traceback and report it)")
         status = ExitStatus.INTERNAL
     return status
@@ -132,9 +131,6 @@ def _default_sigterm_in_child() -> None:
 os.register_at_fork(after_in_child=_default_sigterm_in_child)
 
 
-def _error_line(message: str) -> None:
-    print(f"acidtool: {one_line(message)}", file=sys.stderr)
-
 
 def _usage_error(exc: Exception) -> int:
     """click's usage error as one line naming the help to read. A command group run without a
@@ -145,7 +141,7 @@ def _usage_error(exc: Exception) -> int:
         return ExitStatus.USAGE
     where = ctx.command_path if ctx is not None else "acidtool"
     message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
-    _error_line(f"error: {message} (see '{where} --help')")
+    note(f"error: {message} (see '{where} --help')")
     return ExitStatus.USAGE
 
 

@@ -43,11 +43,6 @@ def display(text: str) -> str:
     return text.translate(_CONTROLS) if _UNSAFE.search(text) else text
 
 
-def one_line(text: str) -> str:
-    """An error or note: one line, whatever names it quotes."""
-    return display(text)
-
-
 _SURROGATES = re.compile("[\ud800-\udfff]")
 
 
