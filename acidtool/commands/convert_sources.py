@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from ..core.errors import UsageError
 from ..core.names import is_hidden, parse_dir_name
-from ..io.fs import Location, kind_of, move, open_input_file, resolve
+from ..io.fs import Location, kind_of, move, open_input_file, read_bytes, resolve
 
 SOURCES_FILE = "_acidtool_sources"
 _PART = 1 << 20  # a MiB from each end of a large source
@@ -94,8 +94,7 @@ def committed_sources(target: Location, paths: list) -> dict[str, tuple[str, str
         except ValueError:
             continue
         try:
-            with target.fs.open_input_stream(target.join(p.path)) as f:
-                doc = json.loads(f.read().decode("utf-8"))
+            doc = json.loads(read_bytes(target, p.path).decode("utf-8"))
             for s in doc.get("sources", []):
                 found.setdefault(s["sha256"], (directory, s.get("path", "?")))
         except (OSError, ValueError, KeyError, TypeError):
