@@ -210,14 +210,12 @@ def _plan_all(loc: Location, parts: list[PartitionListing], opts: ValidateOption
     for (i, rel), content in zip(wanted, mapper(lambda w: read_bytes(locs[w[0]], w[1]),
                                                 wanted)):
         markers[i][rel] = content
-    planned = [_plan(ploc, part, markers[i], opts) for i, (ploc, part) in enumerate(zip(locs, parts))]
-    for pending, (_, links) in zip(planned, split):
-        pending.links = links
-    return planned
+    return [_plan(ploc, part, markers[i], opts, split[i][1])
+            for i, (ploc, part) in enumerate(zip(locs, parts))]
 
 
 def _plan(ploc: Location, part: PartitionListing, markers: dict[str, bytes],
-          opts: ValidateOptions) -> _Pending:
+          opts: ValidateOptions, links: tuple[str, ...] = ()) -> _Pending:
     snap = opts.snapshot
     listing = Listing(part.paths, MappingProxyType(markers), root=ploc.url)
     state = select(listing, snap.write_ids, snap.txns, snap.hive_version)
@@ -225,7 +223,7 @@ def _plan(ploc: Location, part: PartitionListing, markers: dict[str, bytes],
     if opts.level != "names":
         todo, acid_markers = _files_to_read(listing, state, snap.hive_version)
     return _Pending(ploc, part.name, listing, state, todo, acid_markers,
-                    _sizes_listed(ploc, opts))
+                    _sizes_listed(ploc, opts), links)
 
 
 # How many threads read footers. A remote store is latency bound: ``--jobs`` threads keep its
