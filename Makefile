@@ -23,6 +23,7 @@ install-all: $(BIN)/python
 	$(BIN)/python -m pip install -q -e '.[spark,test]'
 	$(BIN)/python -m compileall -q acidtool
 	@sh scripts/ensure-java.sh
+	@$(BIN)/python -m tests.helpers.hivejvm fetch
 
 demo: install
 	rm -rf demo-table

@@ -13,7 +13,7 @@ from typing import Iterator, Sequence
 import pyarrow as pa
 
 from .commands.ls import TableState, inspect_table
-from .commands.read import BATCH_ROWS, PartitionReader, generated_names
+from .commands.read import BATCH_ROWS, PartitionReader, row_names_of
 from .core.snapshot import make_snapshot
 
 
@@ -35,36 +35,13 @@ class Snapshotted:
 
     def tables(self) -> Iterator[pa.Table]:
         """Tables of rows. Readers match row columns by position, and Hive 2.3 names them
-        _col0.. in inserts but _col1.. in updates (and by name after compaction): every table
-        takes the row column names of the first file that has real names."""
-        names = self._row_names()
+        _col0.. in inserts but _col1.. in updates (and by name after compaction): every file's
+        row columns take the names ``row_names_of`` gives the table."""
+        names = row_names_of(layout for reader in self._readers
+                             for layout in reader.row_layouts())
         for reader in self._readers:
-            for table in reader.tables():
-                cols = table.column_names
-                start = 1 if cols and cols[0] == "ROW__ID" else 0
-                row_cols = cols[start:start + len(names)] if names else []
-                if names and row_cols != names and len(row_cols) == len(names) and \
-                        not self.columns:
-                    table = table.rename_columns(cols[:start] + names + cols[start + len(names):])
-                yield table
-
-    def _row_names(self) -> list[str] | None:
-        first = None
-        for reader in self._readers:
-            buckets, legacy = reader._plan
-            files = legacy + [f for b in buckets.values() for f in b.data]
-            for f in files:
-                footer = reader.footer(f.rel)
-                if footer is None:
-                    continue
-                top = footer.top_level()
-                row = footer.types[top[5][1]] if len(top) == 6 else None
-                names = list(row.field_names) if row is not None and row.kind == "struct" \
-                    else [name for name, _ in top]
-                first = first or names
-                if not generated_names(names):
-                    return names
-        return first
+            reader.row_names = names
+            yield from reader.tables()
 
     def to_batches(self) -> pa.RecordBatchReader:
         """A streaming reader; the schema is that of the first batch."""

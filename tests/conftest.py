@@ -11,3 +11,35 @@ def spark():
 @pytest.fixture(scope="session")
 def jvm(spark):
     return spark._jvm
+
+
+def _hive_jvm(version: str):
+    from .helpers.hivejvm import VERSIONS, HiveJVM, fetch
+    from .helpers.spark import java_problem
+
+    problem = java_problem()
+    if problem is None:
+        try:
+            import py4j  # noqa: F401 - with pyspark
+        except ImportError:
+            problem = "py4j is not installed (pip install -e '.[spark]')"
+    problem = problem or fetch(VERSIONS[version])
+    if problem:
+        pytest.skip(f"Hive {VERSIONS[version]}: {problem}")
+    return HiveJVM.start(VERSIONS[version])
+
+
+@pytest.fixture(scope="session")
+def hive31():
+    """Hive 3.1's own classes in a JVM of their own (one per test session)."""
+    jvm = _hive_jvm("3")
+    yield jvm
+    jvm.stop()
+
+
+@pytest.fixture(scope="session")
+def hive40():
+    """Hive 4.0's own classes in a JVM of their own (one per test session)."""
+    jvm = _hive_jvm("4")
+    yield jvm
+    jvm.stop()

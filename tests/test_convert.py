@@ -220,7 +220,10 @@ def test_dry_run_writes_nothing(tmp_path):
 def test_datax_scenario_end_to_end(tmp_path):
     table = datax_table(tmp_path / "orders")
     assert run("validate", table).code == 1
-    before = run("read", table).out.splitlines()
+    before = run("read", table)
+    # Hive 3.1 and 4.0 fail on a root file whose name gives no bucket id (their own readers,
+    # tests/test_hive_raw_files.py), and so does read
+    assert before.code == 1 and "bucketId out of range: -1" in before.err, before.err
     root_file = next(p for p in table.iterdir() if p.name.startswith("orders__"))
     stray = next((table / "delta_0000003_0000003_0000").iterdir())
     done = tmp_path / "done"
@@ -238,9 +241,9 @@ def test_datax_scenario_end_to_end(tmp_path):
     assert last == {"done": True, "moved": 2}
     assert run("validate", table).code == 0, run("validate", table).out
     after = [json.loads(x) for x in run("read", table, "--with-row-id").out.splitlines()]
-    # Before, Hive misread the two DataX files (as original data, and as a LOAD DATA file in
-    # delta 3); after, the same rows are proper inserts of write id 4 next to the old ones.
-    assert len(before) == len(after) == 6
+    # Before, Hive failed on the DataX file in the root (and skipped the one in delta 3);
+    # after, their rows are proper inserts of write id 4 next to the old ones.
+    assert len(after) == 6
     assert sorted(r["ROW__ID"]["writeid"] for r in after) == [1, 1, 2, 2, 4, 4]
 
 

@@ -12,15 +12,25 @@ Hive 2.3's OrcRawRecordMerger does.
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass, field
-from typing import Iterator, Sequence
+from typing import Iterable, Iterator, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..core.bucket import encode_v1
 from ..core.errors import AcidToolError, ExitStatus, OrcReadError
-from ..core.names import FLUSH_LENGTH_SUFFIX, FileName, parse_bucket_id
+from ..core.names import (
+    FLUSH_LENGTH_SUFFIX,
+    FileName,
+    RawRead,
+    dir_is_raw,
+    file_in_dir,
+    parse_bucket_id,
+    raw_read,
+)
+from ..core.facts import footer_is_acid
 from ..core.orcproto import Footer
 from ..core.select import AcidState
 from ..core.snapshot import Snapshot
@@ -68,11 +78,48 @@ def _events(src, columns: list[str] | None, acid: bool, batch_rows: int = BATCH_
             yield batch
 
 
-def _normalise_acid(batch: pa.RecordBatch) -> pa.RecordBatch:
-    """Hive 3.1 query-based compaction wrote lower-case ACID names; readers match by position."""
-    if list(batch.schema.names) == list(ACID_COLUMNS):
+def _normalise_acid(batch: pa.RecordBatch, row_names: Sequence[str] | None
+                    ) -> pa.RecordBatch:
+    """Readers match by position: the ACID columns (Hive 3.1 query-based compaction wrote them in
+    lower case) and the columns of ``row`` (Hive 2.3 names them ``_col0..`` in inserts but
+    ``_col1..`` in updates), which take the table's ``row_names``."""
+    row = batch.column(5)
+    named = _row_named(row, row_names)
+    if named is row and list(batch.schema.names) == list(ACID_COLUMNS):
         return batch
-    return pa.RecordBatch.from_arrays(batch.columns, names=list(ACID_COLUMNS))
+    return pa.RecordBatch.from_arrays(batch.columns[:5] + [named], names=list(ACID_COLUMNS))
+
+
+def _row_named(row: pa.Array, names: Sequence[str] | None) -> pa.Array:
+    """``row`` with its fields renamed by position to ``names`` (when it has as many)."""
+    if names is None or not pa.types.is_struct(row.type) or row.type.num_fields != len(names) \
+            or [f.name for f in row.type] == list(names):
+        return row
+    fields = [row.type.field(i).with_name(n) for i, n in enumerate(names)]
+    return pa.StructArray.from_arrays([row.field(i) for i in range(len(names))], fields=fields,
+                                      mask=row.is_null() if row.null_count else None)
+
+
+def positional_names(names: Sequence[str]) -> bool:
+    """Names a Hive 2.3 SQL writer gave (``_col0``, ``_col1``...): they say nothing but the
+    position."""
+    return bool(names) and all(_POSITIONAL.fullmatch(n) for n in names)
+
+
+_POSITIONAL = re.compile(r"_col\d+")
+
+
+def row_names_of(layouts: Iterable[list[str]]) -> list[str] | None:
+    """The names a table's row columns take in every output, from the files' own: the first real
+    names met, else ``_col0.._colN-1`` whichever positional names the files have (so a snapshot
+    that reads only UPDATE files, ``_col1..``, shows the same columns as one that reads INSERT
+    files)."""
+    first = None
+    for names in layouts:
+        if not positional_names(names):
+            return list(names)
+        first = first or names
+    return [f"_col{i}" for i in range(len(first))] if first else None
 
 
 @dataclass
@@ -120,36 +167,51 @@ class PartitionReader:
         if st.base is None:
             running: dict[int, int] = {}
             # Original files: synthetic ROW__IDs numbered across the files of a bucket in path
-            # order (Hive 2 numbers each file from 0).
+            # order (Hive 2 numbers each file from 0); raw_read says which bucket.
             for rel in st.original_files:
-                b = _bucket_from_name(rel.rsplit("/", 1)[-1], version)
-                b = max(b, 0)
-                start = running.get(b, 0) if version.sorts_originals else 0
-                add(_File(rel, b, "raw", None, 0, 0, start))
-                if version.sorts_originals:
-                    running[b] = start + self._rows(rel)
+                self._add_raw(add, running, rel, raw_read(rel.rsplit("/", 1)[-1], version),
+                              True, 0, 0, None)
         dirs = ([st.base_entry] if st.base else []) + st.delta_entries
         for entry in dirs:
             names = sorted(f.path for f in entry.files if "/" not in f.path
                            and FileName.parse(f.path).kind in ("bucket", "original", "other"))
+            if entry.kind == "delete_delta":
+                for name in names:
+                    buckets.setdefault(_bucket_from_name(name, version), _Bucket()
+                                       ).deletes.append(f"{entry.name}/{name}")
+                continue
+            raw = dir_is_raw(names, lambda n: self._is_acid(f"{entry.name}/{n}"), version)
             running = {}
             for name in names:
-                kind = FileName.parse(name).kind
-                b = _bucket_from_name(name, version)
                 rel = f"{entry.name}/{name}"
-                if entry.kind == "delete_delta":
-                    buckets.setdefault(b, _Bucket()).deletes.append(rel)
-                    continue
-                if kind == "bucket":
-                    add(_File(rel, b, "acid", entry.name))
+                decision = file_in_dir(name, version, entry.kind, raw)
+                if decision.outcome == "acid":
+                    add(_File(rel, decision.bucket, "acid", entry.name))
                 else:
                     # LOAD DATA: raw files in base_X / delta_X_X_S get write id X, statement S.
                     p = entry.parsed
-                    start = running.get(b, 0)
-                    add(_File(rel, max(b, 0), "raw", entry.name, p.max_write_id,
-                              max(p.statement_id, 0), start))
-                    running[max(b, 0)] = start + self._rows(rel)
+                    self._add_raw(add, running, rel, decision, False, p.max_write_id,
+                                  max(p.statement_id, 0), entry.name)
         return buckets, legacy_events
+
+    def _add_raw(self, add, running: dict[int, int], rel: str, decision: RawRead, root: bool,
+                 write_id: int, statement: int, directory: str | None) -> None:
+        """Plan one raw file the way Hive reads it (``decision``): numbered on from the files
+        of its bucket before it (Hive 2.3 in a root: from 0), skipped, or failing the read."""
+        if decision.outcome == "skipped":
+            return
+        if decision.outcome == "fails":
+            raise OrcReadError(f"{self.part.location.url}/{rel}: Hive fails the read: "
+                               f"{decision.reason} (validate reports it)")
+        numbered = self.version.sorts_originals or not root
+        start = running.get(decision.bucket, 0) if numbered else 0
+        add(_File(rel, decision.bucket, "raw", directory, write_id, statement, start))
+        if numbered:
+            running[decision.counted] = running.get(decision.counted, 0) + self._rows(rel)
+
+    def _is_acid(self, rel: str) -> bool:
+        footer = self.footer(rel)
+        return footer is not None and footer_is_acid(footer)
 
     @property
     def legacy(self) -> bool:
@@ -167,6 +229,18 @@ class PartitionReader:
         facts = read_footer(self.part.location, rel, self._sizes.get(rel, 0),
                             side if side in self._sizes else None)
         return facts.footer if facts.error is None else None
+
+    def row_layouts(self) -> Iterator[list[str]]:
+        """The names of the row columns of each data file the snapshot reads, in plan order."""
+        buckets, legacy = self._plan
+        for f in legacy + [f for b in buckets.values() for f in b.data]:
+            footer = self.footer(f.rel)
+            if footer is None:
+                continue
+            top = footer.top_level()
+            row = footer.types[top[5][1]] if len(top) == 6 else None
+            yield list(row.field_names) if row is not None and row.kind == "struct" \
+                else [name for name, _ in top]
 
     def _rows(self, rel: str) -> int:
         footer = self.footer(rel)
@@ -200,14 +274,18 @@ class PartitionReader:
         src = self._open(f.rel)
         if src.is_acid:
             for batch in _events(src, None, True, self.batch_rows, self.memory_limit is None):
-                batch = _normalise_acid(batch)
+                batch = _normalise_acid(batch, self.row_names)
                 valid = self._valid(batch.column("currentTransaction"))
                 if valid.null_count or not pc.all(valid).as_py():
                     batch = batch.filter(valid)
                 yield batch
             return
+        if f.kind == "acid":
+            raise OrcReadError(f"{src.path}: Hive reads this file as ACID events, and it has "
+                               "no ACID event columns: Hive fails on it (validate reports it "
+                               "as ACID007)")
         # A plain file: synthetic events.
-        if f.bucket < 0:
+        if f.bucket < 0 and self.version.bucket_codec:
             raise OrcReadError(f"{src.path}: not in the ACID event schema, and its name gives "
                                "no bucket id: Hive fails with 'bucketId out of range: -1' "
                                "(validate reports ACID004 and ACID007)")
@@ -215,7 +293,8 @@ class PartitionReader:
         for batch in _events(src, None, False, self.batch_rows, self.memory_limit is None):
             n = batch.num_rows
             prop = encode_v1(f.bucket, f.statement) if self.version.bucket_codec else f.bucket
-            row = pa.StructArray.from_arrays(batch.columns, names=batch.schema.names)
+            row = _row_named(pa.StructArray.from_arrays(batch.columns, names=batch.schema.names),
+                             self.row_names)
             events = pa.RecordBatch.from_arrays([
                 pa.array([0] * n, pa.int32()),
                 pa.array([f.synthetic_otid] * n, pa.int64()),
@@ -237,7 +316,7 @@ class PartitionReader:
                                    "schema: its delete events cannot be read (validate "
                                    "reports it as ACID007)")
             for batch in _events(src, None, True):
-                batch = _normalise_acid(batch)
+                batch = _normalise_acid(batch, None)
                 ok = pc.and_(self._valid(batch.column("currentTransaction")),
                              pc.equal(batch.column("operation"), 2))
                 batch = batch.filter(ok)
@@ -280,10 +359,8 @@ class PartitionReader:
         row = events.column("row")
         if isinstance(row, pa.ChunkedArray):
             row = row.combine_chunks()
-        names = [f.name for f in row.type]
-        out_names = self.row_names or names
-        arrays = [row.field(i) for i in range(len(names))]
-        cols = dict(zip(out_names, arrays))
+        out_names = [f.name for f in row.type]
+        cols = {name: row.field(i) for i, name in enumerate(out_names)}
         if self.columns:
             missing = [c for c in self.columns if c not in cols]
             if missing:
@@ -327,8 +404,22 @@ class PartitionReader:
                         yield self._output(batch)
 
     def _legacy(self, files: list[_File]) -> Iterator[pa.Table]:
-        """Hive 2.3 without split-update: per row identity the event with the highest
-        currentTransaction (then the highest statement id) wins; a delete removes the row."""
+        """Hive 2.3 without split-update, split by split as OrcRawRecordMerger reads them: a
+        split is one base or original file with every delta file of its bucket (or, for a
+        bucket with neither, the delta files alone). In a split, per row identity the event
+        with the highest currentTransaction (then statement id) wins and a delete removes the
+        row. Two original files of one bucket are two splits: Hive 2.3 applies the bucket's
+        delta events to each, and returns their inserts once per split."""
+        anchors: dict[int, list[_File]] = {}
+        deltas: dict[int, list[_File]] = {}
+        for f in files:
+            in_delta = f.directory is not None and self.state.entry(f.directory).kind != "base"
+            (deltas if in_delta else anchors).setdefault(f.bucket, []).append(f)
+        for b in sorted(anchors.keys() | deltas.keys()):
+            for anchor in anchors.get(b) or [None]:
+                yield from self._legacy_split(([anchor] if anchor else []) + deltas.get(b, []))
+
+    def _legacy_split(self, files: list[_File]) -> Iterator[pa.Table]:
         parts = []
         for f in files:
             stmt = 0
@@ -351,7 +442,6 @@ class PartitionReader:
         n = events.num_rows
         if n == 0:
             return
-        first = [True] + [False] * 0
         keys = [events.column(k).combine_chunks() for k in KEY]
         same = None
         for k in keys:
@@ -363,12 +453,6 @@ class PartitionReader:
         winners = winners.filter(pc.not_equal(winners.column("operation"), 2))
         if winners.num_rows:
             yield self._output(winners)
-
-
-def generated_names(names: Sequence[str]) -> bool:
-    import re
-
-    return any(re.fullmatch(r"_col\d+", n) for n in names)
 
 
 def _plain(arr):

@@ -37,12 +37,18 @@ class FileFacts(NamedTuple):
     event_ranges: tuple[tuple[int, int] | None, ...] | None = None
 
 
+def footer_is_acid(footer: Footer) -> bool:
+    """The top-level columns have the ACID event names (in any case, as Hive 3.1's query-based
+    compaction wrote them)."""
+    return footer.schema.lower_names == ACID_LOWER
+
+
 def event_ranges(footer: Footer) -> tuple[tuple[int, int] | None, ...] | None:
     """What ``FileFacts.event_ranges`` holds: the (min, max) statistics of operation,
     originalTransaction, bucket and currentTransaction, for a footer whose top-level columns
     have the ACID names (else None). Read while the footer's parse is at hand."""
     schema = footer.schema
-    if schema.lower_names != ACID_LOWER:
+    if not footer_is_acid(footer):
         return None
     columns = schema.derived.get("event_columns")
     if columns is None:

@@ -12,10 +12,20 @@ from ..names import (
     FLUSH_LENGTH_SUFFIX,
     Delta,
     is_hidden,
+    dir_is_raw,
+    file_in_dir,
     parse_dir_name,
+    raw_read,
 )
 from ..partitions import is_partition_component
-from .index import STAGING, acid_entries, data_files, file_name, live_acid_entries
+from .index import (
+    STAGING,
+    acid_entries,
+    data_files,
+    file_name,
+    is_acid_file,
+    live_acid_entries,
+)
 from .registry import Rule, rule
 
 
@@ -26,8 +36,11 @@ from .registry import Rule, rule
            "files (`000000_0`) once a base directory exists.",
       why="Hive reads files in the root as *original* (pre-ACID) data. With a base present it "
           "ignores them entirely, so the rows never show up. Without a base it reads them with "
-          "synthetic ROW__IDs, and names that carry no bucket id fail in Hive 3 with "
-          "`bucketId out of range: -1` or get mixed up with real original files.",
+          "synthetic ROW__IDs from the bucket id in the name: `000001_0` and (Hive 3 and 4) "
+          "`000001_0_copy_2` give bucket 1 and any `bucket_N` gives bucket 0. Names that carry "
+          "no bucket id fail in Hive 3 and 4 with `bucketId out of range: -1`; Hive 2.3 reads "
+          "them, `_copy_N` names included, with bucket -1, where no delete or update reaches "
+          "them.",
       example="orders/delta_0000005_0000005_0000/ plus orders/orders__9c1d2f0e_8a7b... "
               "(a DataX hdfswriter output file)",
       fix="Move the file out of the table and load it properly: `acidtool convert` re-wraps "
@@ -38,13 +51,12 @@ def _foreign_files(r: Rule, p: PartitionFacts, ctx: Context):
     for e in p.state.entries:
         if e.is_dir or is_hidden(e.name):
             continue
-        kind = file_name(e.name).kind
-        if kind != "original":
+        decision = raw_read(e.name, ctx.hive_version)
+        if decision.bucket < 0:
             if base is not None:
                 effect = f"Hive never reads it ({base} exists), so its rows are invisible"
             else:
-                effect = ("Hive reads it as original (pre-ACID) data, with no bucket id in its "
-                          "name (bucketId -1)")
+                effect = f"Hive reads it as original (pre-ACID) data, but {decision.reason}"
             where = "next to ACID directories" if has_acid else "in a table directory"
             yield r.finding(p.path(e.name), f"foreign data file {where}: {effect}",
                             None if has_acid else "warning", file=e.name, size=e.size)
@@ -123,27 +135,44 @@ def _stray_dirs(r: Rule, p: PartitionFacts, ctx: Context):
       what="A data file inside `base_`/`delta_`/`delete_delta_` whose name is not `bucket_N` "
            "(Hive 4 also allows `bucket_N_ATTEMPT`; Hive 3+ allows original names like "
            "`000000_0` in insert directories written by LOAD DATA).",
-      why="Hive derives the bucket from the file name. Other names give bucket id -1: Hive 3 "
-          "fails with `bucketId out of range: -1`, and delete events are looked up in the wrong "
-          "file.",
+      why="Hive derives the bucket from the file name. As Hive 3.1 and 4.0's own readers "
+          "do it: a plain file in a delta whose name is not `N_M` or `N_M_copy_K` is listed "
+          "and never read (its rows are lost), and in a base it fails the query with "
+          "`bucketId out of range: -1`; Hive 2.3 fails on any plain file in a base or delta "
+          "(`Can't find user metadata hive.acid.key.index`). In a delete delta, delete events "
+          "are looked up in the wrong file.",
       example="orders/delta_0000007_0000007_0000/orders__6f1c9e2a_3b7d (a DataX file)",
       fix="Re-write the data with `acidtool convert`, which names files `bucket_%05d`.")
 def _bad_file_names(r: Rule, p: PartitionFacts, ctx: Context):
-    raw_ok = ctx.hive_version.raw_files_in_deltas
+    version = ctx.hive_version
     for e in acid_entries(p):
-        for name in data_files(p, e):
+        names = data_files(p, e)
+        # From --level metadata the footers tell a raw (LOAD DATA) directory; from the names
+        # alone an N_M file is taken for the plain file it nearly always is.
+        raw = e.kind != "delete_delta" and dir_is_raw(
+            names, lambda n: is_acid_file(p.files.get(f"{e.name}/{n}")), version)
+        for name in names:
             fn = file_name(name)
-            if fn.kind == "bucket":
-                if fn.attempt_id is not None and not ctx.hive_version.bucket_attempt_suffix:
-                    yield r.finding(p.path(f"{e.name}/{name}"), f"attempt-suffixed bucket file: "
-                                    f"Hive {ctx.hive_version} cannot parse its bucket id")
-                continue
-            if fn.kind == "original" and raw_ok and e.kind != "delete_delta":
-                continue  # raw (LOAD DATA) layout
             if fn.kind in ("acid_version", "metadata"):
                 continue
+            if fn.kind == "bucket" and fn.attempt_id is not None and \
+                    not version.bucket_attempt_suffix:
+                yield r.finding(p.path(f"{e.name}/{name}"), f"attempt-suffixed bucket file: "
+                                f"Hive {version} cannot parse its bucket id")
+                continue
+            if e.kind == "delete_delta":
+                if fn.kind != "bucket":
+                    yield r.finding(p.path(f"{e.name}/{name}"), f"'{name}' is not a bucket "
+                                    "file name: Hive gives it bucket id -1")
+                continue
+            decision = file_in_dir(name, version, e.kind, raw)
+            if decision.outcome == "acid" and (fn.kind in ("bucket", "original") or not
+                                               version.raw_files_in_deltas):
+                continue  # (ACID007 reports one without the ACID columns)
+            if decision.outcome == "read" and decision.bucket >= 0:
+                continue  # raw (LOAD DATA) layout
             yield r.finding(p.path(f"{e.name}/{name}"),
-                            f"'{name}' is not a bucket file name: Hive gives it bucket id -1")
+                            f"'{name}' is not a bucket file name: {decision.reason or 'Hive reads it as ACID events (with bucket id -1)'}")
 
 
 @rule("ACID005", "acid-version-marker", "warning", "names",
