@@ -17,10 +17,10 @@ from typing import BinaryIO, Callable, Iterator, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..core.bucket import encode_v1
 from ..core.errors import OrcReadError, PathError, UsageError
 from ..core.javafmt import gson_string
-from ..core.names import FileName, is_hidden, parse_bucket_id, parse_dir_name
+from ..core.names import FileName, is_hidden, parse_dir_name
+from ..core.raw import RawRead, bucket_property, dir_is_raw, file_in_dir, numbered, raw_read
 from ..core.select import AcidState
 from ..core.snapshot import Snapshot, make_snapshot
 from ..core.versions import HiveVersion
@@ -92,48 +92,51 @@ def _is_data_name(name: str) -> bool:
     return fn.kind not in ("hidden", "flush_length", "acid_version", "metadata")
 
 
-def _synthetic_ids(files: Sequence[tuple[str, int]], version: str, otid: int,
-                   statement: int) -> dict[str, Synthetic]:
-    """Hive 3+: row ids run on across the files of one bucket, in path order; 2.x restarts
-    them in every file."""
-    version = HiveVersion.of(version)
-    out = {}
-    running: dict[int, int] = {}
-    for rel, rows in files:
-        bucket, _ = parse_bucket_id(rel.rsplit("/", 1)[-1], version)
-        bucket = max(bucket, 0)
-        prop = encode_v1(bucket, statement) if version.bucket_codec else bucket
-        start = running.get(bucket, 0) if version.sorts_originals else 0
-        out[rel] = Synthetic(otid, prop, start)
-        running[bucket] = start + rows
-    return out
+def _synthetic_ids(loc: Location, files: Sequence[tuple[str, RawRead]], version: HiveVersion,
+                   otid: int, statement: int, root: bool) -> dict[str, Synthetic]:
+    """The synthetic ROW__IDs of the raw files Hive reads (core.raw decides, as for read)."""
+    return {rel: Synthetic(otid, bucket_property(d.bucket, statement, version), start)
+            for rel, d, start in numbered(files, lambda rel: _row_count(loc, rel), version, root)}
 
 
-def _row_counts(loc: Location, rels: Sequence[str]) -> list[tuple[str, int]]:
-    counts = []
-    for rel in rels:
-        try:
-            counts.append((rel, open_orc(loc, rel).file.nrows))
-        except OrcReadError:
-            counts.append((rel, 0))
-    return counts
+def _row_count(loc: Location, rel: str) -> int:
+    try:
+        return open_orc(loc, rel).file.nrows
+    except OrcReadError:
+        return 0
 
 
-def _originals_synthetic(loc: Location, state: AcidState, version: str) -> dict[str, Synthetic]:
-    return _synthetic_ids(_row_counts(loc, state.original_files), version, 0, 0)
+def _is_acid(loc: Location, rel: str) -> bool:
+    try:
+        return open_orc(loc, rel).is_acid
+    except OrcReadError:
+        return False
 
 
-def _dir_files(loc: Location, display: str, opts: DumpOptions) -> list[DumpFile]:
-    """The data files of one base or delta directory, in name order."""
+def _originals_synthetic(loc: Location, state: AcidState, version: HiveVersion
+                         ) -> dict[str, Synthetic]:
+    return _synthetic_ids(loc, [(rel, raw_read(rel.rsplit("/", 1)[-1], version))
+                                for rel in state.original_files], version, 0, 0, True)
+
+
+def _dir_files(loc: Location, display: str, opts: DumpOptions, *, table: bool = False
+               ) -> list[DumpFile]:
+    """The data files of one base or delta directory, in name order; of a ``table`` target, only
+    those Hive reads (a delta of ACID files never reads a ``part-`` file, for one)."""
     rels = sorted(p.path for p in list_tree(loc)
                   if not p.is_dir and "/" not in p.path and _is_data_name(p.path))
-    acid = parse_dir_name(loc.url.rstrip("/").rsplit("/", 1)[-1], opts.snapshot.hive_version)
+    version = opts.snapshot.hive_version
+    acid = parse_dir_name(loc.url.rstrip("/").rsplit("/", 1)[-1], version)
     synthetic: dict[str, Synthetic] = {}
-    if opts.synthetic_row_ids and acid is not None:
-        # LOAD DATA: raw files inside base_X / delta_X_X_S get write id X and statement S.
-        originals = [r for r in rels if FileName.parse(r).kind == "original"]
-        synthetic = _synthetic_ids(_row_counts(loc, originals), opts.snapshot.hive_version,
-                                   acid.max_write_id, max(acid.statement_id, 0))
+    if (opts.synthetic_row_ids or table) and acid is not None and acid.kind != "delete_delta":
+        raw = dir_is_raw(rels, lambda rel: _is_acid(loc, rel), version)
+        decisions = [(rel, file_in_dir(rel, version, acid.kind, raw)) for rel in rels]
+        if table:
+            rels = [rel for rel, d in decisions if d.outcome != "skipped"]
+        if opts.synthetic_row_ids:
+            # LOAD DATA: raw files inside base_X / delta_X_X_S get write id X and statement S.
+            synthetic = _synthetic_ids(loc, decisions, version, acid.max_write_id,
+                                       max(acid.statement_id, 0), False)
     return [DumpFile(loc, rel, f"{display}/{rel}" if display else rel, synthetic.get(rel))
             for rel in rels]
 
@@ -166,7 +169,7 @@ def _table_files(loc: Location, opts: DumpOptions, errors: list[str]) -> list[Du
             out.extend(DumpFile(ploc, rel, prefix + rel, synthetic.get(rel))
                        for rel in state.original_files)
         for name in ([state.base] if state.base else []) + list(state.deltas):
-            out.extend(_dir_files(ploc.child(name), prefix + name, opts))
+            out.extend(_dir_files(ploc.child(name), prefix + name, opts, table=True))
     return out
 
 
@@ -197,28 +200,29 @@ def resolve_targets(targets: Sequence[str], opts: DumpOptions, errors: list[str]
 
 
 def _single_file(loc: Location, opts: DumpOptions) -> DumpFile:
+    """One file; with --synthetic-row-ids, numbered as among the files of its directory: a base
+    or delta's (LOAD DATA), else a table root's (original files)."""
     name = loc.url.rstrip("/").rsplit("/", 1)[-1]
     synthetic = None
-    if opts.synthetic_row_ids and FileName.parse(name).kind in ("original", "other"):
+    if opts.synthetic_row_ids and FileName.parse(name).kind in ("original", "other", "bucket"):
         parent_url = loc.url[: len(loc.url.rstrip("/")) - len(name)].rstrip("/") or "/"
         parent = resolve(parent_url)
-        table = inspect_table(parent, opts.snapshot)
-        state = table.partitions[0].state if table.partitions else None
-        if state is not None and name in state.original_files:
-            synthetic = _originals_synthetic(parent, state, opts.snapshot.hive_version).get(name)
+        version = opts.snapshot.hive_version
+        try:
+            acid = parse_dir_name(parent_url.rsplit("/", 1)[-1], version)
+        except ValueError:
+            acid = None
+        if acid is not None:
+            synthetic = next((f.synthetic for f in _dir_files(parent, "", opts)
+                              if f.rel == name), None)
         else:
-            try:
-                acid = parse_dir_name(parent_url.rsplit("/", 1)[-1], opts.snapshot.hive_version)
-            except ValueError:
-                acid = None
-            if acid is not None:
-                synthetic = _dir_files(parent, "", opts)
-                synthetic = next((f.synthetic for f in synthetic if f.rel == name), None)
-            if synthetic is None:
-                bucket, _ = parse_bucket_id(name, opts.snapshot.hive_version)
-                prop = (encode_v1(max(bucket, 0), 0) if opts.snapshot.hive_version.bucket_codec
-                        else max(bucket, 0))
-                synthetic = Synthetic(0, prop, 0)
+            table = inspect_table(parent, opts.snapshot)
+            state = table.partitions[0].state if table.partitions else None
+            if state is not None and name in state.original_files:
+                synthetic = _originals_synthetic(parent, state, version).get(name)
+            else:  # a file on its own: its name alone
+                synthetic = _synthetic_ids(loc, [("", raw_read(name, version))], version, 0, 0,
+                                           True).get("")
     return DumpFile(loc, "", name, synthetic)
 
 

@@ -19,17 +19,9 @@ from typing import Iterable, Iterator, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..core.bucket import encode_v1
 from ..core.errors import AcidToolError, ExitStatus, OrcReadError
-from ..core.names import (
-    FLUSH_LENGTH_SUFFIX,
-    FileName,
-    RawRead,
-    dir_is_raw,
-    file_in_dir,
-    parse_bucket_id,
-    raw_read,
-)
+from ..core.names import FLUSH_LENGTH_SUFFIX, FileName, parse_bucket_id
+from ..core.raw import RawRead, bucket_property, dir_is_raw, file_in_dir, numbered, raw_read
 from ..core.facts import footer_is_acid
 from ..core.orcproto import Footer
 from ..core.select import AcidState
@@ -165,12 +157,10 @@ class PartitionReader:
                 buckets.setdefault(f.bucket, _Bucket()).data.append(f)
 
         if st.base is None:
-            running: dict[int, int] = {}
             # Original files: synthetic ROW__IDs numbered across the files of a bucket in path
             # order (Hive 2 numbers each file from 0); raw_read says which bucket.
-            for rel in st.original_files:
-                self._add_raw(add, running, rel, raw_read(rel.rsplit("/", 1)[-1], version),
-                              True, 0, 0, None)
+            self._add_raw(add, [(rel, raw_read(rel.rsplit("/", 1)[-1], version))
+                                for rel in st.original_files], True, 0, 0, None)
         dirs = ([st.base_entry] if st.base else []) + st.delta_entries
         for entry in dirs:
             names = sorted(f.path for f in entry.files if "/" not in f.path
@@ -181,33 +171,29 @@ class PartitionReader:
                                        ).deletes.append(f"{entry.name}/{name}")
                 continue
             raw = dir_is_raw(names, lambda n: self._is_acid(f"{entry.name}/{n}"), version)
-            running = {}
+            raws = []
             for name in names:
                 rel = f"{entry.name}/{name}"
                 decision = file_in_dir(name, version, entry.kind, raw)
                 if decision.outcome == "acid":
                     add(_File(rel, decision.bucket, "acid", entry.name))
                 else:
-                    # LOAD DATA: raw files in base_X / delta_X_X_S get write id X, statement S.
-                    p = entry.parsed
-                    self._add_raw(add, running, rel, decision, False, p.max_write_id,
-                                  max(p.statement_id, 0), entry.name)
+                    raws.append((rel, decision))
+            # LOAD DATA: raw files in base_X / delta_X_X_S get write id X, statement S.
+            p = entry.parsed
+            self._add_raw(add, raws, False, p.max_write_id, max(p.statement_id, 0), entry.name)
         return buckets, legacy_events
 
-    def _add_raw(self, add, running: dict[int, int], rel: str, decision: RawRead, root: bool,
-                 write_id: int, statement: int, directory: str | None) -> None:
-        """Plan one raw file the way Hive reads it (``decision``): numbered on from the files
-        of its bucket before it (Hive 2.3 in a root: from 0), skipped, or failing the read."""
-        if decision.outcome == "skipped":
-            return
-        if decision.outcome == "fails":
-            raise OrcReadError(f"{self.part.location.url}/{rel}: Hive fails the read: "
-                               f"{decision.reason} (validate reports it)")
-        numbered = self.version.sorts_originals or not root
-        start = running.get(decision.bucket, 0) if numbered else 0
-        add(_File(rel, decision.bucket, "raw", directory, write_id, statement, start))
-        if numbered:
-            running[decision.counted] = running.get(decision.counted, 0) + self._rows(rel)
+    def _add_raw(self, add, files: list[tuple[str, RawRead]], root: bool, write_id: int,
+                 statement: int, directory: str | None) -> None:
+        """Plan raw files the way Hive reads them: numbered on from the files of their bucket
+        before them (Hive 2.3 in a root: each from 0), skipped, or failing the read."""
+        for rel, decision in files:
+            if decision.outcome == "fails":
+                raise OrcReadError(f"{self.part.location.url}/{rel}: Hive fails the read: "
+                                   f"{decision.reason} (validate reports it)")
+        for rel, decision, start in numbered(files, self._rows, self.version, root):
+            add(_File(rel, decision.bucket, "raw", directory, write_id, statement, start))
 
     def _is_acid(self, rel: str) -> bool:
         footer = self.footer(rel)
@@ -292,7 +278,7 @@ class PartitionReader:
         row_start = f.start_row
         for batch in _events(src, None, False, self.batch_rows, self.memory_limit is None):
             n = batch.num_rows
-            prop = encode_v1(f.bucket, f.statement) if self.version.bucket_codec else f.bucket
+            prop = bucket_property(f.bucket, f.statement, self.version)
             row = _row_named(pa.StructArray.from_arrays(batch.columns, names=batch.schema.names),
                              self.row_names)
             events = pa.RecordBatch.from_arrays([

@@ -12,12 +12,10 @@ from ..names import (
     FLUSH_LENGTH_SUFFIX,
     Delta,
     is_hidden,
-    dir_is_raw,
-    file_in_dir,
     parse_dir_name,
-    raw_read,
 )
 from ..partitions import is_partition_component
+from ..raw import dir_is_raw, file_in_dir, raw_read
 from .index import (
     STAGING,
     acid_entries,
