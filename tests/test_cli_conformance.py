@@ -2,7 +2,7 @@
 
 import pytest
 
-from .helpers.cases import compare, hive_version
+from .helpers.cases import compare, expected, hive_version
 from .helpers.layout import build
 from .helpers.runner import run
 from .helpers.shared import case_params
@@ -23,7 +23,7 @@ def test_ls_json_matches_case(case, tmp_path):
     if case["options"].get("ignore_empty_files"):
         args.append("--ignore-empty-files")
     result = run(*args)
-    assert result.code == (1 if case["expected"]["error"] else 0), result.err
+    assert result.code == (1 if expected(case)["error"] else 0), result.err
     doc = result.json()
     assert len(doc["partitions"]) == 1
     part = doc["partitions"][0]

@@ -30,7 +30,7 @@ from acidtool.core.bucket import encode_v1
 from acidtool.core.names import parse_bucket_id, parse_dir_name
 from acidtool.io.acidwrite import Event, write_acid_file
 
-from .helpers.hivejvm import error_line
+from .helpers.hivejvm import Judge, error_line
 from .helpers.runner import run
 
 pytestmark = pytest.mark.spark
@@ -124,13 +124,6 @@ def errors_of(version: str, table: Path) -> set[str]:
     return {os.path.relpath(f["path"], table) for f in result.json()["findings"]
             if f["code"] in ("ACID001", "ACID004", "ACID007")
             and (f["severity"] == "error" or f["code"] == "ACID001")}
-
-
-class Judge(tuple):
-    """(version, Hive's classes); a plain repr, for hypothesis's reports."""
-
-    def __repr__(self) -> str:
-        return f"Hive {self[0]}"
 
 
 @pytest.fixture(scope="module", params=["2", "3", "4"])

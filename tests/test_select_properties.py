@@ -62,6 +62,8 @@ def test_selected_deltas_hold_visible_write_ids(paths, wil, version):
         assert wil.range_aborted(d.min_write_id, d.max_write_id) is not RangeResponse.ALL
     if state.base:
         w = state.base_entry.parsed.write_id
+        if version == "4" and wil.min_open_id is not None and w <= wil.min_open_id:
+            return  # Hive 4.0 takes it whatever its state (tests/test_hive_selection.py)
         assert wil.is_valid(w) and w <= wil.high_watermark
 
 
@@ -72,7 +74,9 @@ def test_independent_of_listing_order(paths, wil, version, rnd):
     shuffled = list(paths)
     rnd.shuffle(shuffled)
     second = select(Listing.from_paths(shuffled), wil, EVERYTHING_TXNS, version)
-    assert first == second
+    # exceptions compare by identity: the error by its type and text
+    assert repr(first.error) == repr(second.error)
+    assert dataclasses.replace(first, error=None) == dataclasses.replace(second, error=None)
 
 
 @settings(max_examples=200)

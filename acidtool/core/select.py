@@ -226,7 +226,7 @@ def _select(work: _Work, children: list[Child]) -> AcidState:
     working: list[Delta] = []
     best: Base | None = None
     oldest: Base | None = None
-    oldest_compacted: bool | None = None  # Hive 4 knows it when tracking; Hive 3 reads it at the end
+    oldest_compacted: bool | None = None  # Hive 4 knows it when tracking
 
     v4 = version.visibility_suffix
     for child in children:  # the hot loop: one pass per child, tens of thousands in big tables
@@ -258,9 +258,7 @@ def _select(work: _Work, children: list[Child]) -> AcidState:
             _visit_delta(work, acid, working)
 
     if best is None and oldest is not None:
-        if version is HiveVersion.V3:  # 3 reads the oldest base's marker only now
-            oldest_compacted = work.compacted(oldest)
-        if not version.reads_base_markers or oldest_compacted:
+        if not version.history_error_needs_compacted_base or oldest_compacted:
             raise _not_enough_history(work, oldest)
 
     # Step 2: originals are only read when no base was chosen.
@@ -319,6 +317,10 @@ def _visible(work: _Work, acid: Base | Delta) -> bool:
 def _is_valid_base(work: _Work, base: Base, compacted: bool) -> bool:
     if base.write_id == LONG_MIN:
         return True  # first major compaction after a non-ACID -> ACID conversion
+    min_open = work.snapshot.min_open_id
+    if work.version.base_below_min_open_is_valid and min_open is not None \
+            and base.write_id <= min_open:
+        return True
     if compacted:
         return work.snapshot.is_valid_base(base.write_id)
     return work.snapshot.is_valid(base.write_id)

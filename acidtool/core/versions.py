@@ -78,6 +78,21 @@ class HiveVersion(str, enum.Enum):
         return self is not HiveVersion.V2
 
     @property
+    def history_error_needs_compacted_base(self) -> bool:
+        """Hive 4 fails with "Not enough history" only when the oldest base is a compactor's;
+        2.3 and 3.1 (hive-exec 3.1.3, whatever the spec's branch-3 copy says) whenever some
+        base exists and none is valid, an INSERT OVERWRITE or aborted base included."""
+        return self is HiveVersion.V4
+
+    @property
+    def base_below_min_open_is_valid(self) -> bool:
+        """Hive 4.0's isValidBase takes any base whose write id is at or below the snapshot's
+        minimum open write id, before it looks at the compacted flag (seen with hive-exec
+        4.0.1; HIVE-29601 removes it from later releases because it ignores the high
+        watermark)."""
+        return self is HiveVersion.V4
+
+    @property
     def sorts_originals(self) -> bool:
         """Hive 3 and 4 sort the original files they read by path; 2.3 keeps listing order."""
         return self is not HiveVersion.V2

@@ -51,10 +51,19 @@ def inputs(case: dict) -> CaseInputs:
                       case["options"].get("ignore_empty_files", False))
 
 
+def expected(case: dict) -> dict:
+    """What the case expects of acidtool. For Hive 4 we follow 4.0.x, which still has the
+    "base at or below minOpenWriteId is valid" shortcut (hive-exec 4.0.1 gives that answer:
+    tests/test_hive_selection.py); the spec's ``expected`` is the answer after HIVE-29601."""
+    if hive_version(case) == "4" and "expected_with_min_open_shortcut" in case:
+        return case["expected_with_min_open_shortcut"]
+    return case["expected"]
+
+
 def compare(case: dict, got: dict) -> list[str]:
     """Differences between a case's expectation and a result given as a JSON-like dict with keys
     base, deltas, obsolete, aborted, original_files, error ({kind, hive_exception, message})."""
-    exp = case["expected"]
+    exp = expected(case)
     version = hive_version(case)
     problems = []
 
