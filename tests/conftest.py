@@ -1,4 +1,5 @@
-import pytest
+import hypothesis  # noqa: F401 - imported up front: the plugin's late import at the end of a
+import pytest  # run hit CPython 3.11.7's 'AST constructor recursion depth mismatch' in ast.parse
 
 from .helpers.spark import spark_session
 

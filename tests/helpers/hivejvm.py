@@ -178,6 +178,51 @@ class HiveJVM:
             "original_files": [rel(x.getFileStatus().getPath()) for x in d.getOriginalFiles()],
         }
 
+    # -- writing, as the version's own OrcRecordUpdater ------------------------------------------
+    def _list(self, *items):
+        out = self.jvm.java.util.ArrayList()
+        for item in items:
+            out.add(item)
+        return out
+
+    @property
+    def row_inspector(self):
+        """(ROW__ID, id int, name string), ROW__ID being (writeid, bucketid, rowid)."""
+        j = self.jvm
+        f = j.org.apache.hadoop.hive.serde2.objectinspector.primitive.\
+            PrimitiveObjectInspectorFactory
+        structs = j.org.apache.hadoop.hive.serde2.objectinspector.ObjectInspectorFactory
+        rid = structs.getStandardStructObjectInspector(
+            self._list("writeid", "bucketid", "rowid"),
+            self._list(f.writableLongObjectInspector, f.javaIntObjectInspector,
+                       f.writableLongObjectInspector))
+        return structs.getStandardStructObjectInspector(
+            self._list("ROW__ID", "id", "name"),
+            self._list(rid, f.javaIntObjectInspector, f.javaStringObjectInspector))
+
+    def row(self, id_: int | None, name: str | None, rid: tuple[int, int, int] | None = None):
+        """A row; ``rid`` (writeId, bucketProperty, rowId) for updates and deletes."""
+        w = self.jvm.org.apache.hadoop.io.LongWritable
+        key = self._list(w(rid[0]), rid[1], w(rid[2])) if rid else None
+        return self._list(key, id_, name)
+
+    def updater(self, table: str, write_id: int, *, bucket: int = 0, statement: int = 0,
+                base: bool = False):
+        """OrcOutputFormat.getRecordUpdater for one bucket of delta_W_W_S (or base_W)."""
+        j = self.jvm
+        props = j.java.util.Properties()
+        props.setProperty("transactional", "true")
+        props.setProperty("transactional_properties", "default")
+        conf = self.conf()
+        conf.set("orc.compress", "ZLIB")
+        path = j.org.apache.hadoop.fs.Path("file://" + str(table))
+        options = (j.org.apache.hadoop.hive.ql.io.AcidOutputFormat.Options(conf)
+                   .inspector(self.row_inspector).bucket(bucket).minimumWriteId(write_id)
+                   .maximumWriteId(write_id).statementId(statement).writingBase(base)
+                   .recordIdColumn(0).tableProperties(props).finalDestination(path))
+        return j.org.apache.hadoop.hive.ql.io.orc.OrcOutputFormat().getRecordUpdater(path,
+                                                                                      options)
+
     def read(self, table: str, write_ids: str, txns: str | None = None, *, buckets: int = 1,
              columns: tuple[str, ...] = ("id", "name"), types: tuple[str, ...] = ("int", "string"),
              ) -> list[tuple[tuple[int, int, int], list[str | None]]]:

@@ -1,0 +1,158 @@
+"""Rows and ROW__IDs against Hive 3.1's and 4.0's own reader (OrcInputFormat's merged ACID scan):
+tables written by that version's own OrcRecordUpdater, and tables acidtool convert writes
+(unbucketed, bucketed with Hive 3's Murmur3 bucketing, partitioned), for several snapshots.
+validate --level rows must find no error or warning on what Hive's writers produce."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.orc as paorc
+import pytest
+
+from acidtool.core.bucket import encode_v1
+
+from .helpers.hivejvm import Judge
+from .helpers.runner import run
+
+pytestmark = pytest.mark.spark
+
+EVERYTHING = "t:10:9223372036854775807::"
+SNAPSHOTS = [EVERYTHING, "t:10:9223372036854775807::4",  # write id 4 aborted
+             "t:10:4:4:",  # 4 open
+             "t:2:9223372036854775807::",  # as of write id 2
+             "t:10:3:3,4:", "t:1:9223372036854775807::"]
+
+
+@pytest.fixture(scope="module", params=["3", "4"])
+def judge(request):
+    return Judge((request.param, request.getfixturevalue({"3": "hive31",
+                                                          "4": "hive40"}[request.param])))
+
+
+def acidtool_rows(table: Path, version: str, write_ids: str, *extra: str):
+    result = run("read", table, "--hive-version", version, "--write-ids", write_ids,
+                 "--with-row-id", *extra)
+    assert result.code == 0, result.err
+    out = []
+    for line in result.out.splitlines():
+        r = json.loads(line)
+        rid = r.pop("ROW__ID")
+        out.append(((rid["writeid"], rid["bucketid"], rid["rowid"]),
+                    [None if v is None else str(v) for v in r.values()]))
+    return sorted(out)
+
+
+def write_table(hive, table: Path) -> None:
+    """Inserts in two buckets, one write id in two statements, an update and deletes in both
+    buckets, a write id the snapshots treat as aborted or open, and one after it."""
+    t = str(table)
+    u = hive.updater(t, 1, bucket=0)
+    for i in range(4):
+        u.insert(1, hive.row(i, f"b0-{i}"))
+    u.close(False)
+    u = hive.updater(t, 1, bucket=1)
+    for i in range(2):
+        u.insert(1, hive.row(100 + i, f"b1-{i}"))
+    u.close(False)
+    for stmt in (0, 1):
+        u = hive.updater(t, 2, statement=stmt)
+        u.insert(2, hive.row(200 + stmt, f"w2-s{stmt}"))
+        u.close(False)
+    u = hive.updater(t, 3, bucket=0)
+    u.delete(3, hive.row(1, "b0-1", (1, encode_v1(0), 1)))
+    u.update(3, hive.row(2, "b0-2 updated", (1, encode_v1(0), 2)))
+    u.close(False)
+    u = hive.updater(t, 3, bucket=1)
+    u.delete(3, hive.row(100, "b1-0", (1, encode_v1(1), 0)))
+    u.close(False)
+    for w in (4, 5):
+        u = hive.updater(t, w)
+        u.insert(w, hive.row(w * 100, f"w{w}"))
+        u.close(False)
+
+
+@pytest.fixture(scope="module")
+def hive_table(judge, tmp_path_factory):
+    table = tmp_path_factory.mktemp(f"hive{judge[0]}") / "t"
+    write_table(judge[1], table)
+    return table
+
+
+@pytest.mark.parametrize("write_ids", SNAPSHOTS)
+def test_read_equals_hive_on_its_own_writers_table(judge, hive_table, write_ids):
+    version, hive = judge
+    expected = hive.read(str(hive_table), write_ids, buckets=2)
+    assert expected, "Hive returned no rows: the test would prove nothing"
+    assert acidtool_rows(hive_table, version, write_ids) == expected
+
+
+def test_validate_finds_nothing_wrong_with_what_hive_writes(judge, hive_table):
+    version, _ = judge
+    doc = run("validate", hive_table, "--hive-version", version, "--level", "rows",
+              "--format", "json").json()
+    assert [f for f in doc["findings"] if f["severity"] in ("error", "warning")] == []
+    ls = run("ls", hive_table, "--hive-version", version, "--write-ids", "t:10:4:4:",
+             "--format", "json").json()
+    assert "delta_0000004_0000004_0000" not in ls["partitions"][0]["deltas"]
+
+
+def landing(tmp_path: Path, rows: int = 10) -> Path:
+    land = tmp_path / "land"
+    land.mkdir()
+    half = rows // 2
+    for name, ids in (("a.orc", range(half)), ("b.orc", range(half, rows))):
+        paorc.write_table(pa.table({"id": pa.array(ids, pa.int32()),
+                                    "name": [f"x{i}" for i in ids]}), str(land / name))
+    return land
+
+
+def test_hive_reads_what_convert_writes_unbucketed(judge, tmp_path):
+    version, hive = judge
+    table = tmp_path / "t"
+    table.mkdir()
+    result = run("convert", landing(tmp_path), "--table", table, "--write-id", "6",
+                 "--hive-version", version, "--max-file-rows", "4")
+    assert result.code == 0, result.err
+    got = hive.read(str(table), EVERYTHING, buckets=3)
+    # a.orc (5 rows) fills bucket files 0 and 1, b.orc (5 rows) 2 and 3
+    ids = [(0, 0), (0, 1), (0, 2), (0, 3), (1, 0), (2, 0), (2, 1), (2, 2), (2, 3), (3, 0)]
+    assert got == [((6, encode_v1(b), r), [str(i), f"x{i}"]) for i, (b, r) in enumerate(ids)]
+    assert acidtool_rows(table, version, EVERYTHING) == got
+    assert hive.read(str(table), "t:10:6:6:", buckets=3) == []  # write id 6 still open
+
+
+def hive_bucket(hive, value: int, buckets: int) -> int:
+    """The bucket Hive 3's Murmur3 bucketing (bucketing_version 2) gives an int column value."""
+    j = hive.jvm
+    utils = j.org.apache.hadoop.hive.serde2.objectinspector.ObjectInspectorUtils
+    factory = j.org.apache.hadoop.hive.serde2.objectinspector.primitive.\
+        PrimitiveObjectInspectorFactory
+    values = hive.gateway.new_array(j.java.lang.Object, 1)
+    values[0] = j.java.lang.Integer(value)
+    inspectors = hive.gateway.new_array(
+        j.org.apache.hadoop.hive.serde2.objectinspector.ObjectInspector, 1)
+    inspectors[0] = factory.javaIntObjectInspector
+    return utils.getBucketNumber(utils.getBucketHashCode(values, inspectors), buckets)
+
+
+def test_hive_reads_what_convert_writes_bucketed_v2_and_partitioned(judge, tmp_path):
+    version, hive = judge
+    table = tmp_path / "t"
+    (table / "ds=2024-01-01").mkdir(parents=True)
+    result = run("convert", landing(tmp_path, 40), "--table", table, "--partition",
+                 "ds=2024-01-01", "--write-id", "3", "--hive-version", version, "--buckets", "4",
+                 "--bucket-by", "id")
+    assert result.code == 0, result.err
+    part = table / "ds=2024-01-01"
+    got = hive.read(str(part), EVERYTHING, buckets=4)
+    assert len(got) == 40
+    for (w, prop, _), (value, _) in got:
+        assert w == 3 and prop == encode_v1(hive_bucket(hive, int(value), 4)), value
+    assert sorted(os.listdir(part / "delta_0000003_0000003_0000"))[0] == "_acidtool_sources"
+    ours = acidtool_rows(table, version, EVERYTHING)
+    assert [(rid, values[:2]) for rid, values in ours] == got
+    assert all(values[2] == "2024-01-01" for _, values in ours)  # the partition column
