@@ -37,11 +37,16 @@ class Snapshotted:
         """Tables of rows. Readers match row columns by position, and Hive 2.3 names them
         _col0.. in inserts but _col1.. in updates (and by name after compaction): every file's
         row columns take the names ``row_names_of`` gives the table."""
+        for reader in self.readers():
+            yield from reader.tables()
+
+    def readers(self) -> list[PartitionReader]:
+        """One reader a partition, each told the row column names the table's files give."""
         names = row_names_of(layout for reader in self._readers
                              for layout in reader.row_layouts())
         for reader in self._readers:
             reader.row_names = names
-            yield from reader.tables()
+        return self._readers
 
     def to_batches(self) -> pa.RecordBatchReader:
         """A streaming reader; the schema is that of the first batch."""
@@ -81,14 +86,16 @@ class Table:
     def snapshot(self, write_ids: str | None = None, txns: str | None = None,
                  hive_version: str | int = "4", *, table: str | None = None,
                  with_row_id: bool = False, columns: Sequence[str] | None = None,
-                 memory_limit: int | None = None, limit: int | None = None) -> Snapshotted:
+                 memory_limit: int | None = None, limit: int | None = None,
+                 insert_only: bool = False) -> Snapshotted:
         """``memory_limit`` (bytes): above it, one bucket's delete keys are not held at once
         but streamed in chunks, at the cost of reading the delete deltas again per batch.
         Under a ``memory_limit`` the data is also read in smaller batches (a row of the table
         is taken to cost up to 2 KiB once decoded, filtered and converted), on one thread.
         ``limit``: the caller wants at most that many rows, so files are read in batches of
-        about that size (the rows themselves are still all there to take)."""
-        snap = make_snapshot(hive_version, write_ids, txns, table)
+        about that size (the rows themselves are still all there to take). ``insert_only``:
+        an insert-only (micro-managed) table, whose ORC or Parquet data files are plain."""
+        snap = make_snapshot(hive_version, write_ids, txns, table, insert_only=insert_only)
         batch_rows = BATCH_ROWS
         if memory_limit is not None:
             batch_rows = min(batch_rows, max(memory_limit // ROW_BYTES, 1024))

@@ -56,6 +56,27 @@ def _landing(cwd: Path) -> None:
             write_plain_file(f, "struct<id:int,item:string,amount:double>", rows)
 
 
+def _insert_only(cwd: Path) -> None:
+    """An insert-only table as Hive 3/4 leave one: plain ORC and Parquet files in deltas, an
+    INSERT OVERWRITE base, and a delta of a write id that the examples' snapshot has open."""
+    import pyarrow as pa
+    import pyarrow.orc as paorc
+    import pyarrow.parquet as pq
+
+    def table(ids, items):
+        return pa.table({"id": pa.array(ids, pa.int32()), "item": items})
+
+    (cwd / "new-mm").mkdir()
+    root = cwd / "mm-table"
+    for rel, rows, write in (
+            ("delta_0000001_0000001_0000/000000_0", table([1, 2], ["tea", "rice"]), paorc),
+            ("base_0000002/000000_0", table([3], ["salt"]), paorc),
+            ("delta_0000003_0000003_0000/000000_0", table([4, 5], ["oil", "soap"]), pq),
+            ("delta_0000004_0000004_0000/000000_0", table([6], ["milk"]), paorc)):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        write.write_table(rows, str(root / rel))
+
+
 GENERATED = re.compile(r"(<!-- generated: (?P<name>[\w-]+) -->)(?P<body>.*?)(<!-- end -->)", re.S)
 _READS = {
     "names": "the listing only (one recursive call per PATH)",
@@ -120,6 +141,7 @@ def main() -> int:
         cwd = Path(tmp)
         build_demo(cwd / "demo-table")
         _landing(cwd)
+        _insert_only(cwd)
         for page in [*sorted(DOCS.glob("*.md")), DOCS.parent / "README.md"]:
             old = page.read_text()
             new = render_generated(render(old, cwd))

@@ -1,5 +1,9 @@
-import hypothesis  # noqa: F401 - imported up front: the plugin's late import at the end of a
-import pytest  # run hit CPython 3.11.7's 'AST constructor recursion depth mismatch' in ast.parse
+# hypothesis's pytest plugin imports these late (at a failure, at the end of the run), and with
+# pytest's assertion rewriting such a late import hit CPython 3.11.7's "AST constructor recursion
+# depth mismatch" in ast.parse after a test had run in a py4j JVM: imported up front.
+import hypothesis  # noqa: F401
+import hypothesis.internal.observability  # noqa: F401
+import pytest
 
 from .helpers.spark import spark_session
 

@@ -51,6 +51,17 @@ def normalised(state: dict) -> dict:
     return {**state, "obsolete": obsolete, "aborted": sorted(state["aborted"])}
 
 
+def order_free(state: dict) -> dict:
+    """Hive 4 walks the directories of its recursive listing in hash order: a base older than
+    the chosen one is obsolete when it was seen after that base was taken, and not otherwise.
+    Such bases are left out of the comparison (the spec cases pin name order)."""
+    if "error" in state or state["base"] is None:
+        return state
+    chosen = int(state["base"].split("_")[1])
+    return {**state, "obsolete": [p for p in state["obsolete"] if not (
+        p.startswith("base_") and int(p.split("_")[1]) < chosen)]}
+
+
 def ours(state) -> dict:
     if state.error is not None:
         return {"error": state.error.kind}
@@ -150,8 +161,11 @@ def layouts(draw, version: str):
 
 @settings(max_examples=120, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@pytest.mark.parametrize("insert_only", [False, True], ids=["full-acid", "insert-only"])
 @given(layout=layouts("4"), wids=write_ids(), txns=txn_list())
-def test_random_layouts_as_hive_selects_them(judge, layout, wids, txns):
+def test_random_layouts_as_hive_selects_them(judge, insert_only, layout, wids, txns):
+    """Full-ACID and insert-only tables (Hive 3.1 lists an insert-only table's aborted deltas,
+    as 4.0 lists every table's)."""
     version, hive = judge
     dirs, originals = layout
     if version == "3":  # no visibility suffixes, no transaction list
@@ -170,10 +184,14 @@ def test_random_layouts_as_hive_selects_them(judge, layout, wids, txns):
                 (table / name / "_metadata_acid").write_text(marker)
         for name in originals:
             (table / name).write_bytes(b"xyz")
-        expected_state = theirs(hive, table, wids, txns)
-        (part,) = inspect_table(str(table), make_snapshot(version, wids, txns)).partitions
+        expected_state = theirs(hive, table, wids, txns, insert_only=insert_only)
+        (part,) = inspect_table(str(table), make_snapshot(version, wids, txns,
+                                                          insert_only=insert_only)).partitions
         event("Hive fails" if "error" in expected_state else
               f"base: {expected_state['base'] is not None}")
-        assert ours(part.state) == expected_state, (dirs, originals, wids, txns)
+        mine = ours(part.state)
+        if version == "4":
+            mine, expected_state = order_free(mine), order_free(expected_state)
+        assert mine == expected_state, (dirs, originals, wids, txns)
     finally:
         shutil.rmtree(table)

@@ -46,6 +46,10 @@ TXNS_HELP = ("ValidTxnList 'hwm:minOpenTxn:open:aborted' (Hive 4: decides which 
              "'hwm:minOpenTxn[:exception]*' form. Default: everything committed.")
 VERSION_HELP = "Hive semantics to apply: 2 (2.3), 3 or 4."
 HIVE_VERSION = typer.Option(HiveVersion.V4, "--hive-version", help=VERSION_HELP)
+INSERT_ONLY = typer.Option(False, "--insert-only", help="An insert-only (micro-managed) "
+                           "table, transactional_properties=insert_only (Hive 3 and 4): its "
+                           "bases and deltas hold plain data files (ORC, Parquet...), no ACID "
+                           "columns, no delete deltas.")
 
 
 def emit(text: str) -> None:

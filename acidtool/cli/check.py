@@ -10,6 +10,7 @@ import typer
 
 from ..core.errors import UsageError
 from .app import (
+    INSERT_ONLY,
     TXNS_HELP,
     WRITE_IDS_HELP,
     Format,
@@ -60,6 +61,7 @@ def validate_command(
     hive_version: HiveVersion = typer.Option(HiveVersion.V4, "--hive-version",
                                              help="Judge the table by what this Hive writes: "
                                              "2 (2.3), 3 or 4."),
+    insert_only: bool = INSERT_ONLY,
     table: Optional[str] = typer.Option(None, "--table", help="db.table, for multi-table "
                                         "--write-ids and for the COMPACT statements."),
     schema: Optional[str] = typer.Option(None, "--schema", help="The table's columns as an ORC "
@@ -111,7 +113,8 @@ def validate_command(
     )
 
     opts = ValidateOptions(
-        level=level.value, snapshot=make_snapshot(hive_version, write_ids, txns, table),
+        level=level.value, snapshot=make_snapshot(hive_version, write_ids, txns, table,
+                                                    insert_only=insert_only),
         snapshot_given=write_ids is not None or txns is not None, recursive=recursive,
         jobs=jobs, schema=schema, thresholds=Thresholds(delta_num, delta_pct),
         table_name=table, select=_codes(select_), ignore=_codes(ignore) or ())

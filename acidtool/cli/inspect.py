@@ -10,6 +10,7 @@ import typer
 
 from .app import (
     HIVE_VERSION,
+    INSERT_ONLY,
     TXNS_HELP,
     WRITE_IDS_HELP,
     Format,
@@ -31,6 +32,7 @@ def ls_command(
     write_ids: Optional[str] = typer.Option(None, "--write-ids", help=WRITE_IDS_HELP),
     txns: Optional[str] = typer.Option(None, "--txns", help=TXNS_HELP),
     hive_version: HiveVersion = HIVE_VERSION,
+    insert_only: bool = INSERT_ONLY,
     table: Optional[str] = typer.Option(None, "--table",
                                         help="Which table of a multi-table --write-ids to use."),
     fmt: Format = typer.Option(Format.table, "--format", help="table (for people) or json."),
@@ -59,7 +61,7 @@ def ls_command(
     from .._gc import paused_gc
     from ..core.snapshot import make_snapshot
 
-    snapshot = make_snapshot(hive_version, write_ids, txns, table)
+    snapshot = make_snapshot(hive_version, write_ids, txns, table, insert_only=insert_only)
     # The collector stays off until the report is printed and freed: switched back on while
     # the objects of a big listing are alive, its first pass would walk every one of them.
     with paused_gc():

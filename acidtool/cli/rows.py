@@ -11,6 +11,7 @@ import typer
 from ..core.errors import UsageError
 from .app import (
     HIVE_VERSION,
+    INSERT_ONLY,
     TXNS_HELP,
     WRITE_IDS_HELP,
     HiveVersion,
@@ -35,6 +36,7 @@ def read_command(
     write_ids: Optional[str] = typer.Option(None, "--write-ids", help=WRITE_IDS_HELP),
     txns: Optional[str] = typer.Option(None, "--txns", help=TXNS_HELP),
     hive_version: HiveVersion = HIVE_VERSION,
+    insert_only: bool = INSERT_ONLY,
     table: Optional[str] = typer.Option(None, "--table",
                                         help="Which table of a multi-table --write-ids to use."),
     fmt: ReadFormat = typer.Option(ReadFormat.jsonl, "--format",
@@ -76,7 +78,8 @@ def read_command(
                          "redirect stdout")
     snap = Table(path).snapshot(write_ids, txns, hive_version, table=table,
                                 with_row_id=with_row_id, columns=csv_items(columns),
-                                memory_limit=size_bytes(memory_limit), limit=limit)
+                                memory_limit=size_bytes(memory_limit), limit=limit,
+                                insert_only=insert_only)
     try:
         rows = write_rows(snap.tables(), fmt.value, output, sys.stdout.buffer, limit,
                           prefetch=memory_limit is None)
@@ -98,6 +101,7 @@ def diff_command(
     to_write_id: Optional[int] = typer.Option(None, "--to-write-id"),
     txns: Optional[str] = typer.Option(None, "--txns", help=TXNS_HELP),
     hive_version: HiveVersion = HIVE_VERSION,
+    insert_only: bool = INSERT_ONLY,
     table: Optional[str] = typer.Option(None, "--table"),
 ) -> None:
     """Rows inserted and deleted between two snapshots, as JSON lines with an "op" field.
@@ -117,7 +121,7 @@ def diff_command(
 
     inserted, deleted = diff(path, before=from_, after=to, before_write_id=from_write_id,
                              after_write_id=to_write_id, txns=txns,
-                             hive_version=hive_version, table=table)
+                             hive_version=hive_version, table=table, insert_only=insert_only)
     try:
         write_diff(inserted, deleted, sys.stdout.buffer)
         sys.stdout.buffer.flush()

@@ -40,6 +40,10 @@ def convert_command(
     hive_version: HiveVersion = typer.Option(HiveVersion.V4, "--hive-version",
                                              help="3 and 4 write Hive 3's form; 2 writes Hive "
                                              "2's (plain bucket ids, no _orc_acid_version)."),
+    insert_only: bool = typer.Option(False, "--insert-only", help="An insert-only (micro-"
+                                     "managed) table: write plain ORC files named 000000_0.. "
+                                     "(no ACID columns, no _orc_acid_version), as Hive 3/4 "
+                                     "write one."),
     buckets: Optional[int] = typer.Option(None, "--buckets", min=1, help="Bucketed table: the "
                                           "number of buckets."),
     bucket_by: Optional[str] = typer.Option(None, "--bucket-by", help="Bucketing columns."),
@@ -95,7 +99,7 @@ def convert_command(
         bucket_by=tuple(c.strip() for c in (bucket_by or "").split(",") if c.strip()),
         bucketing_version=bucketing_version, max_file_rows=max_file_rows, schema=schema,
         by_position=by_position, move_sources=move_sources_to,
-        allow_duplicates=allow_duplicates)
+        allow_duplicates=allow_duplicates, insert_only=insert_only)
     result = convert(sources, opts, dry_run=dry_run, spark=spark, master=master, verbose=verbose,
                      progress=_progress_rows if sys.stderr.isatty() else None)
     if result.summary is None:

@@ -39,7 +39,6 @@ from ..core.names import (
     ACIDTOOL_STAGING_PREFIX,
     Base,
     Delta,
-    bucket_file_name,
     is_hidden,
     parse_dir_name,
 )
@@ -91,14 +90,18 @@ class ConvertOptions:
     move_sources: str | None = None
     allow_duplicates: bool = False  # convert sources whose rows a delta records already
     stripe_size: int = 64 * 1024 * 1024
+    insert_only: bool = False  # plain ORC files, as Hive 3/4 write an insert-only table
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "hive_version", HiveVersion.of(self.hive_version))
+        if self.insert_only and not self.hive_version.has_insert_only:
+            raise UsageError("--insert-only: Hive 2.3 has no insert-only tables (they came "
+                             "with Hive 3): use --hive-version 3 or 4")
 
     @property
     def file_format(self) -> FileFormat:
         return FileFormat(self.hive_version, self.statement_id, self.compression,
-                          self.stripe_size)
+                          self.stripe_size, self.insert_only)
 
 
 @dataclass(frozen=True)
@@ -172,7 +175,7 @@ class Plan:
             "bucketing": ({"buckets": o.buckets, "by": list(o.bucket_by),
                            "version": o.bucketing_version} if o.buckets else None),
             "files": self.files if not o.buckets else
-            [bucket_file_name(b) for b in range(o.buckets)],
+            [o.file_format.file_name(b) for b in range(o.buckets)],
             "compression": o.compression,
             "named_twice": [{"path": a, "same_file_as": b} for a, b in self.named_twice],
         }
@@ -315,7 +318,7 @@ def plan(source_patterns: Sequence[str], opts: ConvertOptions) -> Plan:
         if n > 4096:
             raise UsageError(f"{n} bucket files would exceed the 4096 a BucketCodec can number: "
                              "raise --max-file-rows")
-        p.files = [bucket_file_name(i) for i in range(n)]
+        p.files = [opts.file_format.file_name(i) for i in range(n)]
     return p
 
 
@@ -447,7 +450,8 @@ def write_files(p: Plan, progress: Callable[[int], None] | None = None
             writers.update(group.writers)
     if not writers:  # no rows: Hive's writers still leave an (empty) bucket file
         writers[0] = BucketWriter(o.file_format, p.write_id, 0)
-    return {bucket_file_name(b): (w.finish(), w.rows) for b, w in sorted(writers.items())}
+    return {o.file_format.file_name(b): (w.finish(), w.rows)
+            for b, w in sorted(writers.items())}
 
 
 # Writes the bucket files into the staging directory it is given; returns name -> (rows, bytes).
@@ -478,7 +482,7 @@ def commit(p: Plan, files: dict[str, tuple[bytes, int]] | StagedWriter, started:
                     out.write(data)
                 summary.files[name] = rows
                 summary.bytes += len(data)
-        if o.hive_version.writes_acid_version:
+        if o.hive_version.writes_acid_version and not o.insert_only:
             with fs.open_output_stream(staged.join(ACID_VERSION_FILE)) as out:
                 out.write(b"2")
         if p.fingerprints:

@@ -32,7 +32,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..core.hashing import bucket_number
-from ..core.names import bucket_file_name
 from ..io.deltawriter import BucketWriter, BucketWriters
 from ..io.fs import Location, resolve
 from .convert import (
@@ -250,7 +249,7 @@ def _check_row_ids(rows: pa.Array, first: int, bucket: int) -> None:
 
 def _finish(loc: Location, writer: BucketWriter) -> tuple[str, int, int]:
     """Finish a bucket file and write it into ``loc``: (name, rows, bytes)."""
-    name = bucket_file_name(writer.bucket_id)
+    name = writer.fmt.file_name(writer.bucket_id)
     data = writer.finish()
     with loc.fs.open_output_stream(loc.join(name)) as out:
         out.write(data)

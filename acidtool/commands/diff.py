@@ -22,8 +22,8 @@ def _with_ids(snap: Snapshotted) -> pa.Table:
 
 def diff(path: str, *, before: str | None = None, after: str | None = None,
          before_write_id: int | None = None, after_write_id: int | None = None,
-         txns: str | None = None, hive_version: str = "4", table: str | None = None
-         ) -> tuple[pa.Table, pa.Table]:
+         txns: str | None = None, hive_version: str = "4", table: str | None = None,
+         insert_only: bool = False) -> tuple[pa.Table, pa.Table]:
     """(rows inserted, rows deleted) between two snapshots of the table at ``path``. Each
     snapshot is a snapshot string or "everything committed up to this write id" (with Hive 2,
     a transaction list and a transaction id)."""
@@ -31,6 +31,10 @@ def diff(path: str, *, before: str | None = None, after: str | None = None,
     before_text = _snapshot_text(before, before_write_id, "from", version, table)
     after_text = _snapshot_text(after, after_write_id, "to", version, table)
     t = Table(path)
+    if insert_only:
+        return diff_insert_only(
+            t.snapshot(before_text, txns, version, table=table, insert_only=True),
+            t.snapshot(after_text, txns, version, table=table, insert_only=True))
     if not version.has_write_ids:
         return diff_tables(t.snapshot(None, before_text, version, with_row_id=True),
                            t.snapshot(None, after_text, version, with_row_id=True))
@@ -66,6 +70,22 @@ def diff_tables(before: Snapshotted, after: Snapshotted) -> tuple[pa.Table, pa.T
                       .combine_chunks())
 
     return minus(b, a), minus(a, b)
+
+
+def diff_insert_only(before: Snapshotted, after: Snapshotted) -> tuple[pa.Table, pa.Table]:
+    """An insert-only table's rows have no ROW__ID, and its writers never change a file: the
+    rows inserted are those of the files ``after`` reads and ``before`` does not (a new delta,
+    or an INSERT OVERWRITE's base), the rows deleted those of the files only ``before`` reads."""
+    sides = []
+    for mine, theirs in ((after, before), (before, after)):
+        seen = {(r.part.partition, f) for r in theirs._readers for f in r.insert_only_files()}
+        tables = []
+        for reader in mine.readers():
+            only = [f for f in reader.insert_only_files() if (reader.part.partition, f) not in seen]
+            tables.extend(reader._insert_only(only))
+        sides.append(pa.concat_tables(tables, promote_options="permissive") if tables
+                     else pa.table({}))
+    return sides[0], sides[1]
 
 
 def write_diff(inserted: pa.Table, deleted: pa.Table, stdout) -> None:

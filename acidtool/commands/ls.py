@@ -74,6 +74,6 @@ def _inspect(loc: Location, snapshot: Snapshot, ignore_empty_files: bool) -> Tab
                    for rel in markers_needed(paths, snapshot.hive_version)}
         listing = Listing(tuple(paths), MappingProxyType(markers), root=ploc.url)
         state = select(listing, snapshot.write_ids, snapshot.txns, snapshot.hive_version,
-                       ignore_empty_files=ignore_empty_files)
+                       ignore_empty_files=ignore_empty_files, insert_only=snapshot.insert_only)
         out.append(PartitionState(part.name, ploc, listing, state, links))
     return TableState(loc, snapshot, tuple(out), tuple(stray))

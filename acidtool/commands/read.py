@@ -140,6 +140,9 @@ class PartitionReader:
         self.ids = ids
         if self.state.error is not None:
             raise SnapshotError(f"{part.location.url}: Hive would fail: {self.state.error.message}")
+        if with_row_id and snapshot.insert_only:
+            from ..core.errors import UsageError
+            raise UsageError("--with-row-id: an insert-only table's rows have no ROW__ID")
 
     # -- planning -----------------------------------------------------------------------------
     @functools.cached_property
@@ -218,9 +221,13 @@ class PartitionReader:
 
     def row_layouts(self) -> Iterator[list[str]]:
         """The names of the row columns of each data file the snapshot reads, in plan order."""
-        buckets, legacy = self._plan
-        for f in legacy + [f for b in buckets.values() for f in b.data]:
-            footer = self.footer(f.rel)
+        if self.snapshot.insert_only:
+            rels = self.insert_only_files()
+        else:
+            buckets, legacy = self._plan
+            rels = [f.rel for f in legacy + [f for b in buckets.values() for f in b.data]]
+        for rel in rels:
+            footer = self.footer(rel)
             if footer is None:
                 continue
             top = footer.top_level()
@@ -365,6 +372,9 @@ class PartitionReader:
         return pa.table(table_cols)
 
     def tables(self) -> Iterator[pa.Table]:
+        if self.snapshot.insert_only:
+            yield from self._insert_only()
+            return
         buckets, legacy_events = self._plan
         if self.legacy:
             yield from self._legacy(legacy_events)
@@ -388,6 +398,36 @@ class PartitionReader:
                     batch = batch.filter(keep)
                     if batch.num_rows:
                         yield self._output(batch)
+
+    def insert_only_files(self) -> list[str]:
+        """An insert-only table's data files the snapshot reads: every plain file of the base
+        and the insert deltas (the original files without a base), in Hive's order. It has no
+        delete deltas (validate reports one as ACID027)."""
+        st = self.state
+        files = list(st.original_files) if st.base is None else []
+        for entry in ([st.base_entry] if st.base else []) + st.delta_entries:
+            if entry.kind == "delete_delta":
+                continue
+            files.extend(f"{entry.name}/{f.path}" for f in sorted(entry.files)
+                         if not f.is_dir and not any(part.startswith(("_", ".")) for part in f.path.split("/"))
+                         and not f.path.endswith(FLUSH_LENGTH_SUFFIX))
+        return files
+
+    def _insert_only(self, files: Sequence[str] | None = None) -> Iterator[pa.Table]:
+        """Plain rows (of ``files``, by default all the snapshot reads): no ROW__ID, no delete
+        events; columns by position (row_names)."""
+        from ..io.plain import plain_batches
+
+        for rel in self.insert_only_files() if files is None else files:
+            for batch in plain_batches(self.part.location, rel, self.batch_rows,
+                                       self.memory_limit is None):
+                if batch.num_rows == 0:
+                    continue
+                row = _row_named(pa.StructArray.from_arrays(batch.columns,
+                                                            names=batch.schema.names),
+                                 self.row_names)
+                events = pa.RecordBatch.from_arrays([row], names=["row"])
+                yield self._output(events)
 
     def _legacy(self, files: list[_File]) -> Iterator[pa.Table]:
         """Hive 2.3 without split-update, split by split as OrcRawRecordMerger reads them: a

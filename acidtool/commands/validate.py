@@ -218,7 +218,8 @@ def _plan(ploc: Location, part: PartitionListing, markers: dict[str, bytes],
           opts: ValidateOptions, links: tuple[str, ...] = ()) -> _Pending:
     snap = opts.snapshot
     listing = Listing(part.paths, MappingProxyType(markers), root=ploc.url)
-    state = select(listing, snap.write_ids, snap.txns, snap.hive_version)
+    state = select(listing, snap.write_ids, snap.txns, snap.hive_version,
+                   insert_only=snap.insert_only)
     todo, acid_markers = [], []
     if opts.level != "names":
         todo, acid_markers = _files_to_read(listing, state, snap.hive_version)
@@ -290,7 +291,7 @@ def _read_all(pending: list[_Pending], opts: ValidateOptions, pool: ThreadPoolEx
 def validate(paths: Sequence[str], opts: ValidateOptions, *, progress: bool = False) -> Report:
     report = Report(list(paths), opts)
     ctx = Context(opts.snapshot.hive_version, opts.level, opts.snapshot_given, opts.schema,
-                  opts.thresholds, opts.table_name)
+                  opts.thresholds, opts.table_name, opts.snapshot.insert_only)
     codes = opts.codes()
     if opts.level == "rows":  # imported once here, not once in every process it forks
         from . import rowscan  # noqa: F401

@@ -95,6 +95,7 @@ class Context:
     schema: str | None = None  # --schema: the table's columns as an ORC struct type
     thresholds: Thresholds = field(default_factory=Thresholds)
     table_name: str | None = None
+    insert_only: bool = False  # an insert-only table: plain data files are what Hive writes
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "hive_version", HiveVersion.of(self.hive_version))

@@ -267,6 +267,11 @@ def _int_or_none(digits: str) -> int | None:
     return value if value <= 2**31 - 1 else None
 
 
+def original_file_name(bucket_id: int, copy: int | None = None) -> str:
+    """What Hive's task writers call a plain data file: ``%06d_0`` (a copy: ``_copy_N``)."""
+    return f"{bucket_id:06d}_0" + (f"_copy_{copy}" if copy else "")
+
+
 def bucket_file_name(bucket_id: int, attempt_id: int | None = None) -> str:
     """What writers call a bucket file: ``bucket_%05d`` (4.x direct insert adds ``_%d``)."""
     return f"{BUCKET_PREFIX}{bucket_id:05d}" + (f"_{attempt_id}" if attempt_id is not None else "")

@@ -145,6 +145,7 @@ class _Work:
     snapshot: object
     txns: ValidTxnList | None
     ignore_empty_files: bool
+    tracks_aborted: bool
     status: dict[str, tuple[str, str]] = field(default_factory=dict)
     obsolete: list[str] = field(default_factory=list)
     aborted: list[str] = field(default_factory=list)
@@ -184,13 +185,14 @@ def _default_snapshot(version: str, write_ids, txns):
 
 def select(listing: Listing, write_ids: ValidWriteIdList | None = None,
            txns: ValidTxnList | None = None, hive_version: str = "4", *,
-           ignore_empty_files: bool = False) -> AcidState:
+           ignore_empty_files: bool = False, insert_only: bool = False) -> AcidState:
     """getAcidState. ``write_ids`` None means everything committed (``new ValidReaderWriteIdList()``).
     For Hive 4, ``txns`` is the ValidTxnList used for ``_v`` visibility; Hive fails without one
-    once a base or delta exists. For Hive 2, ``txns`` is the snapshot itself."""
+    once a base or delta exists. For Hive 2, ``txns`` is the snapshot itself. An
+    ``insert_only`` table selects alike; Hive 3.1 then also lists its aborted deltas."""
     version = normalize_hive_version(hive_version)
     work = _Work(version, listing, _default_snapshot(version, write_ids, txns), txns,
-                 ignore_empty_files)
+                 ignore_empty_files, version.tracks_aborted(insert_only))
     children = listing.children()
     try:
         return _select(work, children)
@@ -365,7 +367,7 @@ def _visit_base(work, base, best, oldest, oldest_compacted):
 def _visit_delta(work: _Work, delta: Delta, working: list[Delta]) -> None:
     snap = work.snapshot
     lo, hi = delta.min_write_id, delta.max_write_id
-    if work.version.tracks_aborted_ranges:
+    if work.tracks_aborted:
         aborted = snap.range_aborted(lo, hi)
         if aborted is RangeResponse.ALL:
             work.mark(delta.name, ABORTED, f"every write id in {lo}..{hi} aborted")

@@ -297,21 +297,30 @@ class Snapshot:
     hive_version: HiveVersion
     write_ids: ValidWriteIdList | None
     txns: ValidTxnList
+    # an insert-only (micro-managed) table: plain data files in its bases and deltas
+    insert_only: bool = False
 
     def describe(self) -> dict:
-        return {
+        out = {
             "write_ids": str(self.write_ids) if self.write_ids is not None else None,
             "txns": str(self.txns),
         }
+        if self.insert_only:
+            out["insert_only"] = True
+        return out
 
 
 def make_snapshot(hive_version: str | int = DEFAULT_HIVE_VERSION, write_ids: str | None = None,
-                  txns: str | None = None, table: str | None = None) -> Snapshot:
+                  txns: str | None = None, table: str | None = None, *,
+                  insert_only: bool = False) -> Snapshot:
     """Defaults mean "everything committed"."""
     try:
         version = normalize_hive_version(hive_version)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    if insert_only and not version.has_insert_only:
+        raise UsageError("Hive 2.3 has no insert-only tables (transactional_properties="
+                         "insert_only came with Hive 3): use --hive-version 3 or 4")
     try:
         if not version.has_write_ids:
             if write_ids:
@@ -319,6 +328,7 @@ def make_snapshot(hive_version: str | int = DEFAULT_HIVE_VERSION, write_ids: str
                                  "so pass the snapshot as --txns 'hwm:minOpenTxn[:exception]*'")
             return Snapshot(version, None, ValidTxnList.parse_any(txns))
         wil = parse_write_ids(write_ids, table) if write_ids else ValidWriteIdList.everything()
-        return Snapshot(version, wil, ValidTxnList.parse(txns) if txns else ValidTxnList.everything())
+        return Snapshot(version, wil, ValidTxnList.parse(txns) if txns else ValidTxnList.everything(),
+                        insert_only)
     except SnapshotParseError as exc:
         raise UsageError(str(exc)) from None

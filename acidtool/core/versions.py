@@ -78,6 +78,16 @@ class HiveVersion(str, enum.Enum):
         return self is not HiveVersion.V2
 
     @property
+    def has_insert_only(self) -> bool:
+        """Insert-only (micro-managed) transactional tables came with Hive 3."""
+        return self is not HiveVersion.V2
+
+    def tracks_aborted(self, insert_only: bool) -> bool:
+        """getAcidState lists the deltas whose write ids all aborted: Hive 4 always, 3.1 for an
+        insert-only table (the reader passes its table properties; hive-exec 3.1.3)."""
+        return self.tracks_aborted_ranges or (insert_only and self is HiveVersion.V3)
+
+    @property
     def history_error_needs_compacted_base(self) -> bool:
         """Hive 4 fails with "Not enough history" only when the oldest base is a compactor's;
         2.3 and 3.1 (hive-exec 3.1.3, whatever the spec's branch-3 copy says) whenever some

@@ -12,6 +12,7 @@ import pyarrow.compute as pc
 import pyarrow.orc as paorc
 
 from ..core.bucket import encode_v1
+from ..core.names import bucket_file_name, original_file_name
 from ..core.versions import HiveVersion
 from .footers import footer_through_pyarrow
 from .orcpatch import with_user_metadata
@@ -25,6 +26,11 @@ class FileFormat:
     statement_id: int = 0
     compression: str = "zlib"
     stripe_size: int = 64 * 1024 * 1024
+    insert_only: bool = False  # plain ORC files named as Hive 3/4 name an insert-only table's
+
+    def file_name(self, bucket: int) -> str:
+        """``bucket_00000`` (full ACID), or ``000000_0`` (insert-only: a task's output file)."""
+        return original_file_name(bucket) if self.insert_only else bucket_file_name(bucket)
 
 
 def acid_metadata(write_id: int, bucket_property: int, stripe_rows: Sequence[int], rows: int,
@@ -80,12 +86,15 @@ class BucketWriter:
 
     def write(self, rows: pa.RecordBatch | pa.Table) -> None:
         if rows.num_rows:
-            self.writer.write(acid_batch(rows, self.write_id, self.property, self.rows))
+            self.writer.write(rows if self.fmt.insert_only else
+                              acid_batch(rows, self.write_id, self.property, self.rows))
             self.rows += rows.num_rows
 
     def finish(self) -> bytes:
         self.writer.close()
         data = self.sink.getvalue().to_pybytes()
+        if self.fmt.insert_only:
+            return data
         stripes = [s.rows for s in _footer(data).stripes]
         meta = acid_metadata(self.write_id, self.property, stripes, self.rows,
                              self.fmt.hive_version)

@@ -141,7 +141,8 @@ class HiveJVM:
         return conf
 
     def acid_state(self, table: str, write_ids: str | None, txns: str | None = None, *,
-                   compactor: bool = False, ignore_empty_files: bool = False) -> dict:
+                   compactor: bool = False, ignore_empty_files: bool = False,
+                   insert_only: bool = False) -> dict:
         """``AcidUtils.getAcidState`` of ``table``: base, current deltas in Hive's order,
         obsolete and aborted directories, original files (relative paths); or the error."""
         j = self.jvm
@@ -153,12 +154,20 @@ class HiveJVM:
         ids = cls(write_ids) if write_ids is not None else cls()
         path = j.org.apache.hadoop.fs.Path("file://" + str(table))
         utils = j.org.apache.hadoop.hive.ql.io.AcidUtils
+        props = j.java.util.HashMap()
+        props.put("transactional", "true")
+        props.put("transactional_properties", "insert_only" if insert_only else "default")
+        ref = getattr(j.org.apache.hive.common.util.Ref, "from")(False)
         try:
-            if self.version.startswith("3"):
+            if self.version.startswith("3") and insert_only:  # as a read of an MM table
+                d = utils.getAcidState(path, conf, ids, ref, ignore_empty_files, props)
+            elif self.version.startswith("3"):  # as a read of a full-ACID table
                 d = utils.getAcidState(path, conf, ids, False, ignore_empty_files)
-            else:
+            else:  # 4.0 takes the table's kind from the configuration
+                conf.setInt("hive.txn.operational.properties",
+                            j.org.apache.hadoop.hive.ql.io.AcidUtils.AcidOperationalProperties
+                            .parseString("insert_only" if insert_only else "default").toInt())
                 fs = path.getFileSystem(conf)
-                ref = getattr(j.org.apache.hive.common.util.Ref, "from")(False)
                 d = utils.getAcidState(fs, path, conf, ids, ref, ignore_empty_files)
         except Exception as exc:  # noqa: BLE001 - py4j's error: Hive fails
             return {"error": error_line(exc)}

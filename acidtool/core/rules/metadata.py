@@ -8,6 +8,7 @@ from collections import Counter
 from ..facts import ACID_NAMES, Context, FileFacts, PartitionFacts, url_of
 from ..names import NO_STATEMENT
 from ..orctypes import TypeStringError, normalize, struct_fields
+from ..raw import dir_is_raw, file_in_dir
 from .index import (
     acid_files,
     bucket_of,
@@ -30,13 +31,16 @@ ACID_TYPES = ("int", "bigint", "int", "bigint", "bigint")  # the event columns b
            "decoded (types, stripes, every column's statistics) and checked the way ORC's "
            "Java reader parses it when it opens a file. At `--level rows`, also a file whose "
            "ACID columns cannot be decoded (damage inside a stripe; the `row` payload is not "
-           "read).",
+           "read). In an insert-only table (--insert-only) a file that is not ORC at all "
+           "(Parquet, text, Avro) is its format, not damage, and is not reported.",
       why="The query that reaches the file fails.",
       example="orders/delta_0000004_0000004_0000/bucket_00000 of 0 bytes after a killed copy",
       fix="Restore the file from its source or remove the directory it belongs to.")
 def _unreadable(r: Rule, p: PartitionFacts, ctx: Context):
     for rel, facts in sorted(p.files.items()):
         if facts.error is not None:
+            if ctx.insert_only and facts.error.startswith("not an ORC file"):
+                continue  # an insert-only table's data may be Parquet, text, Avro...
             yield r.finding(p.path(rel), facts.error)
         else:
             rows = p.rows.get(rel)
@@ -54,15 +58,52 @@ def _unreadable(r: Rule, p: PartitionFacts, ctx: Context):
       example="orders/delta_0000008_0000008_0000/bucket_00000 with schema struct<id:int,...>",
       fix="`acidtool convert` re-wraps plain ORC into the ACID event schema.")
 def _not_acid(r: Rule, p: PartitionFacts, ctx: Context):
-    raw_ok = ctx.hive_version.raw_files_in_deltas
-    for e, name, rel, facts, acid in index_of(p).live_files:
+    if ctx.insert_only:
+        return  # plain files are what an insert-only table holds (ACID027 judges it)
+    index = index_of(p)
+    raw = {e.name: e.kind != "delete_delta" and dir_is_raw(
+        index.data[e.name], lambda n, e=e: is_acid_file(p.files.get(f"{e.name}/{n}")),
+        ctx.hive_version) for e in index.live}
+    for e, name, rel, facts, acid in index.live_files:
         if facts is None or facts.error is not None or acid:
             continue
-        kind = file_name(name).kind
-        if kind == "original" and raw_ok and e.kind != "delete_delta":
-            continue  # raw (LOAD DATA) layout: plain schema expected
+        effect = "delete events cannot be read from it"
+        if e.kind != "delete_delta":
+            outcome = file_in_dir(name, ctx.hive_version, e.kind, raw[e.name]).outcome
+            if outcome == "read":
+                continue  # raw (LOAD DATA) layout: a plain schema is right
+            effect = "Hive reads it as ACID events and fails" if outcome == "acid" else \
+                "Hive never reads it, so its rows are lost"
         yield r.finding(p.path(rel), "not in the ACID event schema (found "
-                        f"{facts.footer.type_string()[:120]})")
+                        f"{facts.footer.type_string()[:120]}): {effect}")
+
+
+@rule("ACID027", "insert-only-layout", "error", "metadata",
+      "What a full-ACID writer leaves in an insert-only table (--insert-only)",
+      what="In a table declared insert-only (`transactional_properties=insert_only`, given as "
+           "--insert-only): data files with the six ACID event columns, and delete deltas. "
+           "Hive 3 and 4 write an insert-only table's data as plain files (ORC, Parquet, text...) "
+           "in `base_W` and `delta_W_W_S`, and never write a delete delta into it.",
+      why="Hive reads an insert-only table's files as they are: a file of ACID events comes "
+          "back as rows of the six event columns (operation, write ids, bucket, row id, the row "
+          "struct), not as the table's columns; delete events are not applied, so deleted rows "
+          "stay. Either the table is really full-ACID (read it without --insert-only) or a "
+          "full-ACID writer wrote into it.",
+      example="orders_mm/delta_0000004_0000004_0000/bucket_00000 with the ACID event schema",
+      fix="If the table is full-ACID, drop --insert-only. Otherwise re-write the data as plain "
+          "files (`acidtool convert --insert-only` from the rows `acidtool read` returns).")
+def _insert_only_layout(r: Rule, p: PartitionFacts, ctx: Context):
+    if not ctx.insert_only:
+        return
+    index = index_of(p)
+    for e in index.live:
+        if e.kind == "delete_delta":
+            yield r.finding(p.path(e.name), f"{e.name} in an insert-only table: Hive never "
+                            "writes delete deltas there, and its reader does not apply them")
+    for e, name, rel, facts, acid in index.live_files:
+        if acid and e.kind != "delete_delta":
+            yield r.finding(p.path(rel), "ACID event columns in an insert-only table: Hive "
+                            "returns the six event columns as the rows")
 
 
 @rule("ACID008", "acid-schema-mismatch", "error", "metadata",

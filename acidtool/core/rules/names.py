@@ -50,7 +50,7 @@ def _foreign_files(r: Rule, p: PartitionFacts, ctx: Context):
         if e.is_dir or is_hidden(e.name):
             continue
         decision = raw_read(e.name, ctx.hive_version)
-        if decision.bucket < 0:
+        if decision.bucket < 0 and not ctx.insert_only:  # insert-only: any name is data
             if base is not None:
                 effect = f"Hive never reads it ({base} exists), so its rows are invisible"
             else:
@@ -144,6 +144,8 @@ def _stray_dirs(r: Rule, p: PartitionFacts, ctx: Context):
 def _bad_file_names(r: Rule, p: PartitionFacts, ctx: Context):
     version = ctx.hive_version
     for e in acid_entries(p):
+        if ctx.insert_only and e.kind != "delete_delta":
+            continue  # Hive reads every plain file of an insert-only delta, whatever its name
         names = data_files(p, e)
         # From --level metadata the footers tell a raw (LOAD DATA) directory; from the names
         # alone an N_M file is taken for the plain file it nearly always is.
@@ -184,7 +186,7 @@ def _bad_file_names(r: Rule, p: PartitionFacts, ctx: Context):
       fix="Write the marker (`printf 2 > dir/_orc_acid_version`), or let `acidtool convert` "
           "write the directory.")
 def _acid_version_marker(r: Rule, p: PartitionFacts, ctx: Context):
-    if not ctx.hive_version.writes_acid_version:
+    if not ctx.hive_version.writes_acid_version or ctx.insert_only:
         return
     for e in live_acid_entries(p):
         if not any(f.path == ACID_VERSION_FILE for f in e.files):
