@@ -88,6 +88,8 @@ def test_read_equals_hive_on_its_own_writers_table(judge, hive_table, write_ids)
     expected = hive.read(str(hive_table), write_ids, buckets=2)
     assert expected, "Hive returned no rows: the test would prove nothing"
     assert acidtool_rows(hive_table, version, write_ids) == expected
+    # the vectorized ACID reader (Tez, LLAP) returns the same
+    assert hive.read_vectorized(str(hive_table), write_ids, buckets=2) == expected
 
 
 def test_validate_finds_nothing_wrong_with_what_hive_writes(judge, hive_table):

@@ -232,11 +232,9 @@ class HiveJVM:
         return j.org.apache.hadoop.hive.ql.io.orc.OrcOutputFormat().getRecordUpdater(path,
                                                                                       options)
 
-    def read(self, table: str, write_ids: str, txns: str | None = None, *, buckets: int = 1,
-             columns: tuple[str, ...] = ("id", "name"), types: tuple[str, ...] = ("int", "string"),
-             ) -> list[tuple[tuple[int, int, int], list[str | None]]]:
-        """[((writeId, bucketProperty, rowId), [values as strings])], sorted, as Hive's merged
-        ACID scan returns them."""
+    def _scan_conf(self, table: str, write_ids: str, txns: str | None, buckets: int,
+                   columns: tuple[str, ...], types: tuple[str, ...]):
+        """The JobConf of a table scan: columns and types, the snapshot, the table's kind."""
         j = self.jvm
         job = j.org.apache.hadoop.mapred.JobConf(self.conf())
         job.set("mapreduce.input.fileinputformat.inputdir", "file://" + str(table))
@@ -252,6 +250,15 @@ class HiveJVM:
         job.setInt("hive.txn.operational.properties", 1)
         job.set("bucket_count", str(buckets))
         job.set("hive.orc.splits.include.fileid", "false")
+        return job
+
+    def read(self, table: str, write_ids: str, txns: str | None = None, *, buckets: int = 1,
+             columns: tuple[str, ...] = ("id", "name"), types: tuple[str, ...] = ("int", "string"),
+             ) -> list[tuple[tuple[int, int, int], list[str | None]]]:
+        """[((writeId, bucketProperty, rowId), [values as strings])], sorted, as Hive's merged
+        ACID scan (OrcInputFormat's record reader, OrcRawRecordMerger) returns them."""
+        j = self.jvm
+        job = self._scan_conf(table, write_ids, txns, buckets, columns, types)
         fmt = j.org.apache.hadoop.hive.ql.io.orc.OrcInputFormat()
         out = []
         for split in fmt.getSplits(job, 1):
@@ -262,6 +269,58 @@ class HiveJVM:
                 fields = [value.getFieldValue(i) for i in range(value.getNumFields())]
                 out.append(((rid.getWriteId(), rid.getBucketProperty(), rid.getRowId()),
                             [None if f is None else f.toString() for f in fields]))
+            reader.close()
+        return sorted(out)
+
+    def read_vectorized(self, table: str, write_ids: str, txns: str | None = None, *,
+                        buckets: int = 1) -> list[tuple[tuple[int, int, int], list[str | None]]]:
+        """The same rows through VectorizedOrcAcidRowBatchReader, the reader Hive's vectorized
+        (Tez, LLAP) plans use, with ROW__ID as its virtual column; (id int, name string)."""
+        from py4j.java_gateway import get_field
+
+        j, gw = self.jvm, self.gateway
+
+        def array(cls, items):
+            out = gw.new_array(cls, len(items))
+            for i, item in enumerate(items):
+                out[i] = item
+            return out
+
+        job = self._scan_conf(table, write_ids, txns, buckets, ("id", "name"), ("int", "string"))
+        job.setBoolean("hive.vectorized.execution.enabled", True)
+        typeinfo = j.org.apache.hadoop.hive.serde2.typeinfo
+        variation = j.org.apache.hadoop.hive.common.type.DataTypePhysicalVariation
+        virtual = j.org.apache.hadoop.hive.ql.metadata.VirtualColumn
+        types = [typeinfo.TypeInfoUtils.getTypeInfoFromTypeString(t) for t in
+                 ("int", "string", "struct<writeid:bigint,bucketid:int,rowid:bigint>")]
+        ctx = j.org.apache.hadoop.hive.ql.exec.vector.VectorizedRowBatchCtx(
+            array(j.java.lang.String, ["id", "name", "ROW__ID"]),
+            array(typeinfo.TypeInfo, types), array(variation, [variation.NONE] * 3), None, 0, 1,
+            array(virtual, [virtual.ROWID]), array(j.java.lang.String, []), array(variation, []))
+        cls = j.java.lang.Class.forName(
+            "org.apache.hadoop.hive.ql.io.orc.VectorizedOrcAcidRowBatchReader")
+        constructor = next(c for c in cls.getDeclaredConstructors()
+                           if [p.getSimpleName() for p in c.getParameterTypes()] ==
+                           ["OrcSplit", "JobConf", "Reporter", "VectorizedRowBatchCtx"])
+        constructor.setAccessible(True)
+        fmt = j.org.apache.hadoop.hive.ql.io.orc.OrcInputFormat()
+        out = []
+        for split in fmt.getSplits(job, 1):
+            reader = constructor.newInstance(array(j.java.lang.Object, [
+                split, job, j.org.apache.hadoop.mapred.Reporter.NULL, ctx]))
+            batch = ctx.createVectorizedRowBatch()
+            while reader.next(j.org.apache.hadoop.io.NullWritable.get(), batch):
+                cols = get_field(batch, "cols")
+                selected = get_field(batch, "selected")
+                in_use = get_field(batch, "selectedInUse")
+                rid = get_field(cols[2], "fields")
+                ids, w, b, r = (list(get_field(c, "vector")) for c in (cols[0], *rid))
+                names = cols[1]
+                for n in range(get_field(batch, "size")):
+                    i = selected[n] if in_use else n
+                    null = not get_field(names, "noNulls") and get_field(names, "isNull")[i]
+                    out.append(((w[i], b[i], r[i]),
+                                [str(ids[i]), None if null else names.toString(i)]))
             reader.close()
         return sorted(out)
 
