@@ -17,7 +17,8 @@ import pytest
 
 import acidtool
 
-from .helpers.hive23 import Hive23, acidtool_read
+from .helpers.hive23 import TRANSACTION_KEY, Hive23, acidtool_read
+from .helpers.hivejvm import merged_scan
 from .helpers.runner import run
 
 pytestmark = pytest.mark.spark
@@ -187,16 +188,7 @@ def read_in_splits(hive: Hive23, table: Path, txns: str, max_split: int) -> list
         job.set(key, value)
     job.setBoolean("hive.transactional.table.scan", True)
     job.setInt("hive.txn.operational.properties", 1)
-    fmt = j.org.apache.hadoop.hive.ql.io.orc.OrcInputFormat()
-    out = []
-    for split in fmt.getSplits(job, 1):
-        reader = fmt.getRecordReader(split, job, j.org.apache.hadoop.mapred.Reporter.NULL)
-        key, value = reader.createKey(), reader.createValue()
-        while reader.next(key, value):
-            rid = reader.getRecordIdentifier()
-            out.append((rid.getTransactionId(), rid.getBucketId(), rid.getRowId()))
-        reader.close()
-    return out
+    return [key for key, _ in merged_scan(j, job, TRANSACTION_KEY)]
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,6 @@ validate --level rows must find no error or warning on what Hive's writers produ
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -15,7 +14,7 @@ import pytest
 
 from acidtool.core.bucket import encode_v1
 
-from .helpers.hivejvm import Judge
+from .helpers.hivejvm import Judge, acidtool_rows
 from .helpers.runner import run
 
 pytestmark = pytest.mark.spark
@@ -31,19 +30,6 @@ SNAPSHOTS = [EVERYTHING, "t:10:9223372036854775807::4",  # write id 4 aborted
 def judge(request):
     return Judge((request.param, request.getfixturevalue({"3": "hive31",
                                                           "4": "hive40"}[request.param])))
-
-
-def acidtool_rows(table: Path, version: str, write_ids: str, *extra: str):
-    result = run("read", table, "--hive-version", version, "--write-ids", write_ids,
-                 "--with-row-id", *extra)
-    assert result.code == 0, result.err
-    out = []
-    for line in result.out.splitlines():
-        r = json.loads(line)
-        rid = r.pop("ROW__ID")
-        out.append(((rid["writeid"], rid["bucketid"], rid["rowid"]),
-                    [None if v is None else str(v) for v in r.values()]))
-    return sorted(out)
 
 
 def write_table(hive, table: Path) -> None:
@@ -87,7 +73,7 @@ def test_read_equals_hive_on_its_own_writers_table(judge, hive_table, write_ids)
     version, hive = judge
     expected = hive.read(str(hive_table), write_ids, buckets=2)
     assert expected, "Hive returned no rows: the test would prove nothing"
-    assert acidtool_rows(hive_table, version, write_ids) == expected
+    assert acidtool_rows(hive_table, version, "--write-ids", write_ids) == expected
     # the vectorized ACID reader (Tez, LLAP) returns the same
     assert hive.read_vectorized(str(hive_table), write_ids, buckets=2) == expected
 
@@ -123,7 +109,7 @@ def test_hive_reads_what_convert_writes_unbucketed(judge, tmp_path):
     # a.orc (5 rows) fills bucket files 0 and 1, b.orc (5 rows) 2 and 3
     ids = [(0, 0), (0, 1), (0, 2), (0, 3), (1, 0), (2, 0), (2, 1), (2, 2), (2, 3), (3, 0)]
     assert got == [((6, encode_v1(b), r), [str(i), f"x{i}"]) for i, (b, r) in enumerate(ids)]
-    assert acidtool_rows(table, version, EVERYTHING) == got
+    assert acidtool_rows(table, version, "--write-ids", EVERYTHING) == got
     assert hive.read(str(table), "t:10:6:6:", buckets=3) == []  # write id 6 still open
 
 
@@ -155,6 +141,6 @@ def test_hive_reads_what_convert_writes_bucketed_v2_and_partitioned(judge, tmp_p
     for (w, prop, _), (value, _) in got:
         assert w == 3 and prop == encode_v1(hive_bucket(hive, int(value), 4)), value
     assert sorted(os.listdir(part / "delta_0000003_0000003_0000"))[0] == "_acidtool_sources"
-    ours = acidtool_rows(table, version, EVERYTHING)
+    ours = acidtool_rows(table, version, "--write-ids", EVERYTHING)
     assert [(rid, values[:2]) for rid, values in ours] == got
     assert all(values[2] == "2024-01-01" for _, values in ours)  # the partition column

@@ -5,9 +5,8 @@ hive-common first on the classpath (see ../shared/hive23-notes.md)."""
 
 from __future__ import annotations
 
-import json
 
-from .runner import run
+from .hivejvm import acidtool_rows, merged_scan
 
 
 class Hive23:
@@ -74,18 +73,7 @@ class Hive23:
             job.setInt("hive.txn.operational.properties", 1)
         job.set("bucket_count", str(buckets))
         job.set("hive.orc.splits.include.fileid", "false")
-        fmt = j.org.apache.hadoop.hive.ql.io.orc.OrcInputFormat()
-        out = []
-        for split in fmt.getSplits(job, 1):
-            reader = fmt.getRecordReader(split, job, j.org.apache.hadoop.mapred.Reporter.NULL)
-            key, value = reader.createKey(), reader.createValue()
-            while reader.next(key, value):
-                rid = reader.getRecordIdentifier()
-                fields = [value.getFieldValue(i) for i in range(value.getNumFields())]
-                out.append(((rid.getTransactionId(), rid.getBucketId(), rid.getRowId()),
-                            [None if f is None else f.toString() for f in fields]))
-            reader.close()
-        return sorted(out)
+        return merged_scan(j, job, TRANSACTION_KEY)
 
 
 def compact(hive: Hive23, table: str, kind: str, txns: str, timeout: float = 90.0) -> None:
@@ -159,12 +147,9 @@ def compact(hive: Hive23, table: str, kind: str, txns: str, timeout: float = 90.
 
 def acidtool_read(table, txns: str):
     """``acidtool read`` of a Hive 2 table, in the shape ``Hive23.read`` returns."""
-    result = run("read", table, "--hive-version", "2", "--txns", txns, "--with-row-id")
-    assert result.code == 0, result.err
-    out = []
-    for line in result.out.splitlines():
-        r = json.loads(line)
-        rid = r.pop("ROW__ID")
-        out.append(((rid["writeid"], rid["bucketid"], rid["rowid"]),
-                    [None if v is None else str(v) for v in r.values()]))
-    return sorted(out)
+    return acidtool_rows(table, "2", "--txns", txns)
+
+
+def TRANSACTION_KEY(rid) -> tuple[int, int, int]:
+    """Hive 2.3's RecordIdentifier: (transaction id, bucket id, row id)."""
+    return rid.getTransactionId(), rid.getBucketId(), rid.getRowId()

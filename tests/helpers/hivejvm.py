@@ -13,6 +13,7 @@ What the judges do is what ``Hive23`` does for 2.3 (tests/helpers/hive23.py): ``
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -257,20 +258,9 @@ class HiveJVM:
              ) -> list[tuple[tuple[int, int, int], list[str | None]]]:
         """[((writeId, bucketProperty, rowId), [values as strings])], sorted, as Hive's merged
         ACID scan (OrcInputFormat's record reader, OrcRawRecordMerger) returns them."""
-        j = self.jvm
         job = self._scan_conf(table, write_ids, txns, buckets, columns, types)
-        fmt = j.org.apache.hadoop.hive.ql.io.orc.OrcInputFormat()
-        out = []
-        for split in fmt.getSplits(job, 1):
-            reader = fmt.getRecordReader(split, job, j.org.apache.hadoop.mapred.Reporter.NULL)
-            key, value = reader.createKey(), reader.createValue()
-            while reader.next(key, value):
-                rid = reader.getRecordIdentifier()
-                fields = [value.getFieldValue(i) for i in range(value.getNumFields())]
-                out.append(((rid.getWriteId(), rid.getBucketProperty(), rid.getRowId()),
-                            [None if f is None else f.toString() for f in fields]))
-            reader.close()
-        return sorted(out)
+        return merged_scan(self.jvm, job, lambda rid: (rid.getWriteId(), rid.getBucketProperty(),
+                                                       rid.getRowId()))
 
     def read_vectorized(self, table: str, write_ids: str, txns: str | None = None, *,
                         buckets: int = 1) -> list[tuple[tuple[int, int, int], list[str | None]]]:
@@ -323,6 +313,37 @@ class HiveJVM:
                                 [str(ids[i]), None if null else names.toString(i)]))
             reader.close()
         return sorted(out)
+
+
+def merged_scan(jvm, job, row_id) -> list[tuple[tuple, list[str | None]]]:
+    """Every split of OrcInputFormat through its record reader (OrcRawRecordMerger): sorted
+    (row_id(RecordIdentifier), [values as strings])."""
+    fmt = jvm.org.apache.hadoop.hive.ql.io.orc.OrcInputFormat()
+    out = []
+    for split in fmt.getSplits(job, 1):
+        reader = fmt.getRecordReader(split, job, jvm.org.apache.hadoop.mapred.Reporter.NULL)
+        key, value = reader.createKey(), reader.createValue()
+        while reader.next(key, value):
+            fields = [value.getFieldValue(i) for i in range(value.getNumFields())]
+            out.append((row_id(reader.getRecordIdentifier()),
+                        [None if f is None else f.toString() for f in fields]))
+        reader.close()
+    return sorted(out)
+
+
+def acidtool_rows(table, version: str, *snapshot: str) -> list[tuple[tuple, list[str | None]]]:
+    """``acidtool read --with-row-id`` in the shape ``merged_scan`` returns."""
+    from .runner import run
+
+    result = run("read", table, "--hive-version", version, *snapshot, "--with-row-id")
+    assert result.code == 0, result.err
+    out = []
+    for line in result.out.splitlines():
+        r = json.loads(line)
+        rid = r.pop("ROW__ID")
+        out.append(((rid["writeid"], rid["bucketid"], rid["rowid"]),
+                    [None if v is None else str(v) for v in r.values()]))
+    return sorted(out)
 
 
 class Judge(tuple):
