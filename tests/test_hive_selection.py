@@ -132,23 +132,23 @@ def directory(draw, version: str):
 
 
 @st.composite
-def write_ids(draw):
-    hwm = draw(st.integers(1, TOP + 2))
+def id_list(draw, top: int, prefix: str = "") -> str:
+    """``[prefix]hwm:minOpen:open,ids:aborted,ids``: a ValidWriteIdList (prefix ``db.t:``) or a
+    ValidTxnList."""
+    hwm = draw(st.integers(1, top))
     exceptions = draw(st.lists(st.integers(1, hwm), max_size=3, unique=True))
     opened = sorted(e for e in exceptions if draw(st.booleans()))
     aborted = sorted(set(exceptions) - set(opened))
     min_open = min(opened) if opened else 9223372036854775807
-    return f"db.t:{hwm}:{min_open}:{','.join(map(str, opened))}:{','.join(map(str, aborted))}"
+    return f"{prefix}{hwm}:{min_open}:{','.join(map(str, opened))}:{','.join(map(str, aborted))}"
 
 
-@st.composite
-def txn_list(draw):
-    hwm = draw(st.integers(1, 30))
-    exceptions = draw(st.lists(st.integers(1, hwm), max_size=3, unique=True))
-    opened = sorted(e for e in exceptions if draw(st.booleans()))
-    aborted = sorted(set(exceptions) - set(opened))
-    min_open = min(opened) if opened else 9223372036854775807
-    return f"{hwm}:{min_open}:{','.join(map(str, opened))}:{','.join(map(str, aborted))}"
+def write_ids():
+    return id_list(TOP + 2, "db.t:")
+
+
+def txn_list():
+    return id_list(30)
 
 
 @st.composite
