@@ -144,3 +144,23 @@ def test_hive_reads_what_convert_writes_bucketed_v2_and_partitioned(judge, tmp_p
     ours = acidtool_rows(table, version, "--write-ids", EVERYTHING)
     assert [(rid, values[:2]) for rid, values in ours] == got
     assert all(values[2] == "2024-01-01" for _, values in ours)  # the partition column
+
+
+@pytest.mark.parametrize("kind,made", [("MAJOR", "base_0000005"),
+                                       ("MINOR", "delta_0000001_0000005")])
+def test_read_equals_hive_after_hive31_compaction(hive31, tmp_path, kind, made):
+    """Hive 3.1's own MR compactor, write id 4 aborted (Hive 4.0 has no MR compactor)."""
+    from .helpers.hivejvm import compact
+
+    table = tmp_path / kind.lower()
+    write_table(hive31, table)
+    compact(hive31, table, kind, "db.t:10:4::4")
+    assert (table / made).is_dir()
+    for write_ids in ("t:10:9223372036854775807::4", "t:20:9223372036854775807::4",
+                      "t:10:6:6:"):
+        expected = hive31.read(str(table), write_ids, buckets=2)
+        assert expected
+        assert acidtool_rows(table, "3", "--write-ids", write_ids) == expected
+    doc = run("validate", table, "--hive-version", "3", "--level", "rows", "--format",
+              "json").json()
+    assert [f for f in doc["findings"] if f["severity"] in ("error", "warning")] == []

@@ -315,6 +315,69 @@ class HiveJVM:
         return sorted(out)
 
 
+def compact(hive: "HiveJVM", table, kind: str, write_ids: str, timeout: float = 120.0) -> None:
+    """Hive 3.1's own MR compactor (CompactorMR on Hadoop's LocalJobRunner) on ``table``: its
+    package-private ``run`` by reflection, with no metastore (it fails right after submitting
+    the job, at the TxnStore it is not given; the job finishes on its own thread: wait for its
+    output). Hive 4.0 has no MR compactor: its compaction runs as queries, which need a
+    HiveServer2."""
+    import time
+
+    j = hive.jvm
+    conf = j.org.apache.hadoop.hive.conf.HiveConf()
+    for key, value in (("fs.file.impl", "org.apache.hadoop.fs.LocalFileSystem"),
+                       ("fs.file.impl.disable.cache", "true"),
+                       ("hive.orc.splits.include.fileid", "false"),
+                       ("mapreduce.framework.name", "local"), ("orc.compress", "ZLIB")):
+        conf.set(key, value)
+    api = j.org.apache.hadoop.hive.metastore.api
+    t = api.Table()
+    t.setDbName("db")
+    t.setTableName("t")
+    params = j.java.util.HashMap()
+    params.put("transactional", "true")
+    params.put("transactional_properties", "default")
+    t.setParameters(params)
+    sd = api.StorageDescriptor()
+    sd.setLocation("file://" + str(table))
+    cols = j.java.util.ArrayList()
+    cols.add(api.FieldSchema("id", "int", None))
+    cols.add(api.FieldSchema("name", "string", None))
+    sd.setCols(cols)
+    sd.setNumBuckets(2)
+    sd.setBucketCols(j.java.util.ArrayList())
+    sd.setSortCols(j.java.util.ArrayList())
+    sd.setInputFormat("org.apache.hadoop.hive.ql.io.orc.OrcInputFormat")
+    sd.setOutputFormat("org.apache.hadoop.hive.ql.io.orc.OrcOutputFormat")
+    serde = api.SerDeInfo()
+    serde.setSerializationLib("org.apache.hadoop.hive.ql.io.orc.OrcSerde")
+    serde.setParameters(j.java.util.HashMap())
+    sd.setSerdeInfo(serde)
+    t.setSd(sd)
+    info = j.org.apache.hadoop.hive.metastore.txn.CompactionInfo(
+        "db", "t", None, api.CompactionType.valueOf(kind))
+    cls = j.java.lang.Class.forName("org.apache.hadoop.hive.ql.txn.compactor.CompactorMR")
+    method = next(m for m in cls.getDeclaredMethods() if m.getName() == "run")
+    method.setAccessible(True)
+    args = hive.gateway.new_array(j.java.lang.Object, 9)
+    for i, value in enumerate((conf, "acidtool-test-compaction", t, None, sd,
+                               j.org.apache.hadoop.hive.common.ValidCompactorWriteIdList(
+                                   write_ids), info, None, None)):
+        args[i] = value
+    before = set(os.listdir(table))
+    try:
+        method.invoke(j.org.apache.hadoop.hive.ql.txn.compactor.CompactorMR(), args)
+    except Exception:  # noqa: BLE001 - the expected failure once the job is submitted
+        pass
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if [n for n in set(os.listdir(table)) - before if not n.startswith((".", "_"))]:
+            time.sleep(2)  # let the committer finish moving files
+            return
+        time.sleep(0.5)
+    raise TimeoutError(f"no compaction output in {table} after {timeout} s")
+
+
 def merged_scan(jvm, job, row_id) -> list[tuple[tuple, list[str | None]]]:
     """Every split of OrcInputFormat through its record reader (OrcRawRecordMerger): sorted
     (row_id(RecordIdentifier), [values as strings])."""
