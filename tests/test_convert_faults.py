@@ -296,3 +296,22 @@ def test_a_convert_that_loses_the_race_for_its_write_id_says_so(tmp_path, monkey
     assert "another writer committed" in result.err and "nothing of this run" in result.err
     assert not [p for p in table.iterdir() if p.name.startswith("_acidtool_staging_")]
     assert _ids(table) == sorted(OLD + [0, 1])  # the other writer's rows, not this run's
+
+
+def test_a_sigterm_whose_exception_python_dropped_still_stops_the_commit(tmp_path):
+    """Python drops an exception raised in a weakref callback of the import machinery
+    ("Exception ignored in: <function _get_module_lock.<locals>.cb>"): a SIGTERM arriving there
+    was lost and convert went on to commit. The handler's record stops it before the rename."""
+    from acidtool.core import errors
+
+    table = _table(tmp_path / "t")
+    before = sorted(os.listdir(table))
+    errors.TERMINATED.append(signal.SIGTERM)  # as if the handler ran and its exception vanished
+    try:
+        result = run("convert", *_sources(tmp_path / "land"), "--table", table,
+                     "--write-id", "auto")
+    finally:
+        errors.TERMINATED.clear()
+    assert result.code == 143, result.err
+    assert "nothing was committed" in result.err or "interrupted" in result.err
+    assert sorted(os.listdir(table)) == before

@@ -14,7 +14,7 @@ import sys
 
 import typer
 
-from ..core.errors import AcidToolError, ExitStatus, Terminated
+from ..core.errors import TERMINATED, AcidToolError, ExitStatus, Terminated
 from .app import app, decode_app, note, silence_stdout
 
 # Each module registers its commands; --help lists them in this order.
@@ -112,7 +112,8 @@ def _argument_metavar(param):
     return make_metavar
 
 
-_SIGNALLED = []  # SIGTERM arrived (typer turns the exception into exit status 130)
+# SIGTERM arrived (typer turns the exception into exit status 130)
+_SIGNALLED = TERMINATED
 
 
 def _terminated(signum, frame) -> None:

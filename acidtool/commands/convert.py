@@ -32,6 +32,7 @@ from ..core.errors import (
     OrcReadError,
     Terminated,
     UsageError,
+    raise_if_terminated,
 )
 from ..core.hashing import bucket_number
 from ..core.names import (
@@ -490,6 +491,7 @@ def commit(p: Plan, files: dict[str, tuple[bytes, int]] | StagedWriter, started:
                 out.write(record(p.sources, p.fingerprints, p.write_id))
         if kind_of(final) != "missing":
             raise ConvertError(_raced(p, final))
+        raise_if_terminated()  # a SIGTERM whose exception Python dropped still stops us
         try:
             _rename(fs, staged.path, final.path)
         except OSError:

@@ -78,6 +78,17 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM, raised where the process is, so that cleanup runs as for Ctrl-C."""
 
 
+# The SIGTERMs the process received, as the CLI's handler records them. Python drops an exception
+# raised where it cannot propagate (in a weakref callback of the import machinery, for one):
+# a writer asks ``raise_if_terminated`` before its commit, so that such a signal is not lost.
+TERMINATED: list[int] = []
+
+
+def raise_if_terminated() -> None:
+    if TERMINATED:
+        raise Terminated()
+
+
 class AcidStateError(AcidToolError):
     """Hive would fail to compute the directory state (and so fail the query)."""
 
