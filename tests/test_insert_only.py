@@ -68,7 +68,8 @@ def test_read_plain_orc_and_parquet_files_by_snapshot(mm, version, write_ids, ex
 def test_without_insert_only_the_same_files_are_load_data_or_foreign(mm):
     """Read as a full-ACID table, a Parquet file in a delta is not ORC: one line, exit 1."""
     result = run("read", mm)
-    assert result.code == 1 and "not an ORC file" in result.err
+    assert result.code == 1 and "not an ORC file" in result.err and "--insert-only" in result.err
+    assert result.err.count("\n") == 1
 
 
 def test_ls_and_aborted_deltas(mm):

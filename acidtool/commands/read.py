@@ -256,7 +256,14 @@ class PartitionReader:
     def _open(self, rel: str):
         """The file, opened; an ACID-named file whose event columns have other types fails
         here, as in Hive, rather than somewhere in the filtering."""
-        src = open_orc(self.part.location, rel)
+        try:
+            src = open_orc(self.part.location, rel)
+        except OrcReadError as exc:
+            if "/" in rel and "not an ORC file" in str(exc):
+                raise OrcReadError(f"{exc}; a Parquet or text file in a base or delta is what "
+                                   "an insert-only table holds: if this table is one, read it "
+                                   "with --insert-only") from None
+            raise
         problem = acid_type_problem(src.schema) if src.is_acid else None
         if problem is not None:
             raise OrcReadError(f"{src.path}: not the ACID event schema: {problem} (validate "
