@@ -301,7 +301,8 @@ def parse_bucket_id(name: str, hive_version: str = "4") -> tuple[int, int | None
 
 def is_original_name(name: str) -> bool:
     """``N_M`` or ``N_M_copy_K``: what Hive's originalBucketFilter passes."""
-    return bool(_ORIGINAL.fullmatch(name) or _ORIGINAL_COPY.fullmatch(name))
+    return name[:1].isdigit() and bool(_ORIGINAL.fullmatch(name) or
+                                       _ORIGINAL_COPY.fullmatch(name))
 
 
 def is_copy_name(name: str) -> bool:

@@ -61,14 +61,16 @@ def _not_acid(r: Rule, p: PartitionFacts, ctx: Context):
     if ctx.insert_only:
         return  # plain files are what an insert-only table holds (ACID027 judges it)
     index = index_of(p)
-    raw = {e.name: e.kind != "delete_delta" and dir_is_raw(
-        index.data[e.name], lambda n, e=e: is_acid_file(p.files.get(f"{e.name}/{n}")),
-        ctx.hive_version) for e in index.live}
+    raw: dict[str, bool] = {}  # worked out for the directories holding a plain file only
     for e, name, rel, facts, acid in index.live_files:
         if facts is None or facts.error is not None or acid:
             continue
         effect = "delete events cannot be read from it"
         if e.kind != "delete_delta":
+            if e.name not in raw:
+                raw[e.name] = dir_is_raw(
+                    index.data[e.name], lambda n: is_acid_file(p.files.get(f"{e.name}/{n}")),
+                    ctx.hive_version)
             outcome = file_in_dir(name, ctx.hive_version, e.kind, raw[e.name]).outcome
             if outcome == "read":
                 continue  # raw (LOAD DATA) layout: a plain schema is right

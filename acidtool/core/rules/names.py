@@ -160,19 +160,20 @@ def _bad_file_names(r: Rule, p: PartitionFacts, ctx: Context):
                 yield r.finding(p.path(f"{e.name}/{name}"), f"attempt-suffixed bucket file: "
                                 f"Hive {version} cannot parse its bucket id")
                 continue
-            if e.kind == "delete_delta":
+            if e.kind == "delete_delta" or (fn.kind == "bucket" and not raw):
                 if fn.kind != "bucket":
                     yield r.finding(p.path(f"{e.name}/{name}"), f"'{name}' is not a bucket "
                                     "file name: Hive gives it bucket id -1")
-                continue
+                continue  # (a bucket file of an ACID directory is what Hive reads)
             decision = file_in_dir(name, version, e.kind, raw)
             if decision.outcome == "acid" and (fn.kind in ("bucket", "original") or not
                                                version.raw_files_in_deltas):
                 continue  # (ACID007 reports one without the ACID columns)
             if decision.outcome == "read" and decision.bucket >= 0:
                 continue  # raw (LOAD DATA) layout
+            why = decision.reason or "Hive reads it as ACID events (with bucket id -1)"
             yield r.finding(p.path(f"{e.name}/{name}"),
-                            f"'{name}' is not a bucket file name: {decision.reason or 'Hive reads it as ACID events (with bucket id -1)'}")
+                            f"'{name}' is not a bucket file name: {why}")
 
 
 @rule("ACID005", "acid-version-marker", "warning", "names",
