@@ -19,11 +19,11 @@ from typing import Iterable, Iterator, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..core.errors import AcidToolError, ExitStatus, OrcReadError
-from ..core.names import FLUSH_LENGTH_SUFFIX, FileName, parse_bucket_id
-from ..core.raw import RawRead, bucket_property, dir_is_raw, file_in_dir, numbered, raw_read
+from ..core.errors import AcidToolError, ExitStatus, OrcReadError, UsageError
 from ..core.facts import footer_is_acid
+from ..core.names import FLUSH_LENGTH_SUFFIX, FileName, parse_bucket_id
 from ..core.orcproto import Footer
+from ..core.raw import RawRead, bucket_property, dir_is_raw, file_in_dir, numbered, raw_read
 from ..core.select import AcidState
 from ..core.snapshot import Snapshot
 from ..io.footers import read_footer
@@ -141,7 +141,6 @@ class PartitionReader:
         if self.state.error is not None:
             raise SnapshotError(f"{part.location.url}: Hive would fail: {self.state.error.message}")
         if with_row_id and snapshot.insert_only:
-            from ..core.errors import UsageError
             raise UsageError("--with-row-id: an insert-only table's rows have no ROW__ID")
 
     # -- planning -----------------------------------------------------------------------------
@@ -364,7 +363,6 @@ class PartitionReader:
         if self.columns:
             missing = [c for c in self.columns if c not in cols]
             if missing:
-                from ..core.errors import UsageError
                 raise UsageError(f"--columns: unknown column {', '.join(map(repr, missing))} "
                                  f"(the table has: {', '.join(out_names)})")
             cols = {c: cols[c] for c in self.columns}
