@@ -48,3 +48,25 @@ def hive40():
     jvm = _hive_jvm("4")
     yield jvm
     jvm.stop()
+
+
+@pytest.fixture(scope="session")
+def minidfs():
+    """A real HDFS (MiniDFSCluster) on 127.0.0.1, one per test session."""
+    from .helpers.hivejvm import fetch
+    from .helpers.minidfs import ARTIFACTS, MiniDFS
+    from .helpers.spark import java_problem
+
+    problem = java_problem()
+    if problem is None:
+        try:
+            import py4j  # noqa: F401 - with pyspark
+            import requests  # noqa: F401 - fsspec's WebHDFS client
+        except ImportError as exc:
+            problem = f"{exc.name} is not installed (pip install -e '.[spark,test]')"
+    problem = problem or fetch("", wanted=ARTIFACTS)
+    if problem:
+        pytest.skip(f"MiniDFSCluster: {problem}")
+    cluster = MiniDFS.start()
+    yield cluster
+    cluster.stop()

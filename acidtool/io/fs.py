@@ -31,7 +31,9 @@ if TYPE_CHECKING:
 
 HDFS_HINT = ("hdfs:// needs Hadoop's native client: install Hadoop, set HADOOP_HOME (or "
              "ARROW_LIBHDFS_DIR to the directory holding libhdfs.so), JAVA_HOME, and "
-             "CLASSPATH=$(hadoop classpath --glob)")
+             "CLASSPATH=$(hadoop classpath --glob); or, with no native client, use "
+             "webhdfs://NAMENODE:HTTP_PORT/path (WebHDFS, the NameNode's HTTP port, 9870 by "
+             "default; pip install requests)")
 
 
 @dataclass(frozen=True)

@@ -40,9 +40,10 @@ def jar_path(group: str, artifact: str, version: str) -> str:
     return os.path.join(M2, *group.split("."), artifact, version, f"{artifact}-{version}.jar")
 
 
-def fetch(hive: str, timeout: float = 900) -> str | None:
-    """Bring the jars of ``hive`` into ~/.m2; None when they are there, else why not."""
-    missing = [a for a in artifacts(hive) if not os.path.exists(jar_path(*a))]
+def fetch(hive: str, timeout: float = 900, *, wanted: list | None = None) -> str | None:
+    """Bring the jars of ``hive`` (or the ``wanted`` artifacts) into ~/.m2; None when they are
+    there, else why not."""
+    missing = [a for a in (wanted or artifacts(hive)) if not os.path.exists(jar_path(*a))]
     if not missing:
         return None
     mvn = shutil.which("mvn")
@@ -430,6 +431,11 @@ def main(argv: list[str]) -> int:
     for hive in VERSIONS.values():
         problem = fetch(hive)
         print(f"hive {hive}: " + (problem or "jars in ~/.m2"), file=sys.stderr)
+    from .minidfs import ARTIFACTS, HADOOP_MINICLUSTER
+
+    problem = fetch("", wanted=ARTIFACTS)
+    print(f"hadoop-client-minicluster {HADOOP_MINICLUSTER}: " + (problem or "jars in ~/.m2"),
+          file=sys.stderr)
     return 0  # the tests that need a missing jar skip, saying why
 
 
