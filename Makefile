@@ -43,6 +43,7 @@ bench: install
 	$(BIN)/python benchmarks/bench_read.py
 	$(BIN)/python benchmarks/bench_read.py --memory
 	$(BIN)/python benchmarks/bench_convert.py
+	$(BIN)/python benchmarks/bench_hdfs.py
 
 clean:
 	rm -rf $(VENV) demo-table build *.egg-info .pytest_cache .hypothesis

@@ -57,6 +57,7 @@ class MiniDFS:
             conf.set(key, "127.0.0.1:0")
         conf.setBoolean("dfs.webhdfs.enabled", True)
         conf.setBoolean("dfs.permissions.enabled", False)
+        conf.setInt("dfs.replication", 1)  # one DataNode: a write waits for no other copy
         cluster = j.org.apache.hadoop.hdfs.MiniDFSCluster.Builder(conf).numDataNodes(1).build()
         cluster.waitActive()
         return cls(gateway, proc, cluster, base)
