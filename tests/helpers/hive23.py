@@ -6,7 +6,7 @@ hive-common first on the classpath (see ../shared/hive23-notes.md)."""
 from __future__ import annotations
 
 
-from .hivejvm import acidtool_rows, merged_scan
+from .hivejvm import acidtool_rows, compaction_inputs, merged_scan, wait_for_output
 
 
 class Hive23:
@@ -84,41 +84,11 @@ def compact(hive: Hive23, table: str, kind: str, txns: str, timeout: float = 90.
     the job (NullPointerException at setHadoopJobId) and the job itself finishes on its own
     thread: wait for its output directory."""
     import os
-    import time
 
     j = hive.jvm
-    conf = j.org.apache.hadoop.hive.conf.HiveConf()
-    for key, value in (("fs.file.impl", "org.apache.hadoop.fs.LocalFileSystem"),
-                       ("fs.file.impl.disable.cache", "true"),
-                       ("hive.orc.splits.include.fileid", "false"),
-                       ("mapreduce.framework.name", "local"), ("orc.compress", "ZLIB")):
-        conf.set(key, value)
-    api = j.org.apache.hadoop.hive.metastore.api
-    t = api.Table()
-    t.setDbName("db")
-    t.setTableName("t")
-    params = j.java.util.HashMap()
-    params.put("transactional", "true")
-    params.put("transactional_properties", "default")
-    t.setParameters(params)
-    sd = api.StorageDescriptor()
-    sd.setLocation("file://" + table)
-    cols = j.java.util.ArrayList()
-    cols.add(api.FieldSchema("id", "int", None))
-    cols.add(api.FieldSchema("name", "string", None))
-    sd.setCols(cols)
-    sd.setNumBuckets(2)
-    sd.setBucketCols(j.java.util.ArrayList())
-    sd.setSortCols(j.java.util.ArrayList())
-    sd.setInputFormat("org.apache.hadoop.hive.ql.io.orc.OrcInputFormat")
-    sd.setOutputFormat("org.apache.hadoop.hive.ql.io.orc.OrcOutputFormat")
-    serde = api.SerDeInfo()
-    serde.setSerializationLib("org.apache.hadoop.hive.ql.io.orc.OrcSerde")
-    serde.setParameters(j.java.util.HashMap())
-    sd.setSerdeInfo(serde)
-    t.setSd(sd)
+    conf, t, sd = compaction_inputs(j, table)
     info = j.org.apache.hadoop.hive.metastore.txn.CompactionInfo(
-        "db", "t", None, api.CompactionType.valueOf(kind))
+        "db", "t", None, j.org.apache.hadoop.hive.metastore.api.CompactionType.valueOf(kind))
     method = [m for m in j.java.lang.Class.forName(
         "org.apache.hadoop.hive.ql.txn.compactor.CompactorMR").getDeclaredMethods()
         if m.getName() == "run"][0]
@@ -135,14 +105,7 @@ def compact(hive: Hive23, table: str, kind: str, txns: str, timeout: float = 90.
     except Exception as exc:  # noqa: BLE001 - the expected NPE once the job is submitted
         if "setHadoopJobId" not in str(exc):
             raise
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        new = [n for n in set(os.listdir(table)) - before if not n.startswith((".", "_"))]
-        if new:
-            time.sleep(2)  # let the committer finish moving files
-            return
-        time.sleep(0.5)
-    raise TimeoutError(f"no compaction output in {table} after {timeout} s")
+    wait_for_output(table, before, timeout)
 
 
 def acidtool_read(table, txns: str):

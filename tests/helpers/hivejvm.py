@@ -110,15 +110,7 @@ class HiveJVM:
         return cls(hive, gateway, proc)
 
     def stop(self) -> None:
-        try:
-            self.gateway.close()
-        finally:
-            if self.process.poll() is None:
-                os.kill(self.process.pid, signal.SIGTERM)
-                try:
-                    self.process.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    os.kill(self.process.pid, signal.SIGKILL)
+        stop_jvm(self.gateway, self.process)
 
     @property
     def jvm(self):
@@ -316,15 +308,10 @@ class HiveJVM:
         return sorted(out)
 
 
-def compact(hive: "HiveJVM", table, kind: str, write_ids: str, timeout: float = 120.0) -> None:
-    """Hive 3.1's own MR compactor (CompactorMR on Hadoop's LocalJobRunner) on ``table``: its
-    package-private ``run`` by reflection, with no metastore (it fails right after submitting
-    the job, at the TxnStore it is not given; the job finishes on its own thread: wait for its
-    output). Hive 4.0 has no MR compactor: its compaction runs as queries, which need a
-    HiveServer2."""
-    import time
-
-    j = hive.jvm
+def compaction_inputs(j, table: str):
+    """(HiveConf, Table, StorageDescriptor) of the table ``db.t`` (id int, name string, two
+    buckets, split-update) at ``table``, on the local filesystem, for the MR compactor of Hive
+    2.3 or 3.1 (their metastore API classes have the same shape)."""
     conf = j.org.apache.hadoop.hive.conf.HiveConf()
     for key, value in (("fs.file.impl", "org.apache.hadoop.fs.LocalFileSystem"),
                        ("fs.file.impl.disable.cache", "true"),
@@ -340,7 +327,7 @@ def compact(hive: "HiveJVM", table, kind: str, write_ids: str, timeout: float = 
     params.put("transactional_properties", "default")
     t.setParameters(params)
     sd = api.StorageDescriptor()
-    sd.setLocation("file://" + str(table))
+    sd.setLocation("file://" + table)
     cols = j.java.util.ArrayList()
     cols.add(api.FieldSchema("id", "int", None))
     cols.add(api.FieldSchema("name", "string", None))
@@ -355,8 +342,46 @@ def compact(hive: "HiveJVM", table, kind: str, write_ids: str, timeout: float = 
     serde.setParameters(j.java.util.HashMap())
     sd.setSerdeInfo(serde)
     t.setSd(sd)
+    return conf, t, sd
+
+
+def wait_for_output(table, before: set[str], timeout: float) -> None:
+    """Until a new base or delta appears in ``table`` (the compactor's job runs on its own
+    thread)."""
+    import time
+
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if [n for n in set(os.listdir(table)) - before if not n.startswith((".", "_"))]:
+            time.sleep(2)  # let the committer finish moving files
+            return
+        time.sleep(0.5)
+    raise TimeoutError(f"no compaction output in {table} after {timeout} s")
+
+
+def stop_jvm(gateway, process: subprocess.Popen) -> None:
+    """Close py4j's connection, then stop the JVM by its process id."""
+    try:
+        gateway.close()
+    finally:
+        if process.poll() is None:
+            os.kill(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.kill(process.pid, signal.SIGKILL)
+
+
+def compact(hive: "HiveJVM", table, kind: str, write_ids: str, timeout: float = 120.0) -> None:
+    """Hive 3.1's own MR compactor (CompactorMR on Hadoop's LocalJobRunner) on ``table``: its
+    package-private ``run`` by reflection, with no metastore (it fails right after submitting
+    the job, at the TxnStore it is not given; the job finishes on its own thread: wait for its
+    output). Hive 4.0 has no MR compactor: its compaction runs as queries, which need a
+    HiveServer2."""
+    j = hive.jvm
+    conf, t, sd = compaction_inputs(j, str(table))
     info = j.org.apache.hadoop.hive.metastore.txn.CompactionInfo(
-        "db", "t", None, api.CompactionType.valueOf(kind))
+        "db", "t", None, j.org.apache.hadoop.hive.metastore.api.CompactionType.valueOf(kind))
     cls = j.java.lang.Class.forName("org.apache.hadoop.hive.ql.txn.compactor.CompactorMR")
     method = next(m for m in cls.getDeclaredMethods() if m.getName() == "run")
     method.setAccessible(True)
@@ -370,13 +395,7 @@ def compact(hive: "HiveJVM", table, kind: str, write_ids: str, timeout: float = 
         method.invoke(j.org.apache.hadoop.hive.ql.txn.compactor.CompactorMR(), args)
     except Exception:  # noqa: BLE001 - the expected failure once the job is submitted
         pass
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if [n for n in set(os.listdir(table)) - before if not n.startswith((".", "_"))]:
-            time.sleep(2)  # let the committer finish moving files
-            return
-        time.sleep(0.5)
-    raise TimeoutError(f"no compaction output in {table} after {timeout} s")
+    wait_for_output(table, before, timeout)
 
 
 def merged_scan(jvm, job, row_id) -> list[tuple[tuple, list[str | None]]]:

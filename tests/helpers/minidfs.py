@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 from dataclasses import dataclass
 
-from .hivejvm import HADOOP, jar_path
+from .hivejvm import HADOOP, jar_path, stop_jvm
 
 HADOOP_MINICLUSTER = HADOOP
 ARTIFACTS = [("org.apache.hadoop", "hadoop-client-minicluster", HADOOP),
@@ -82,12 +81,6 @@ class MiniDFS:
     def stop(self) -> None:
         try:
             self.cluster.shutdown()
-            self.gateway.close()
         finally:
-            if self.process.poll() is None:
-                os.kill(self.process.pid, signal.SIGTERM)
-                try:
-                    self.process.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    os.kill(self.process.pid, signal.SIGKILL)
+            stop_jvm(self.gateway, self.process)
             shutil.rmtree(self.base, ignore_errors=True)
