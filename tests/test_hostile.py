@@ -61,8 +61,10 @@ def _layout(rng: random.Random, root: Path) -> None:
 FORMATS = {
     "ls": [["--format", "table"], ["--format", "json"], ["--files"]],
     "validate": [["--format", f] for f in ("text", "json", "jsonl", "junit", "github")]
-    + [["--level", "rows", "--format", "json"], ["--level", "names"]],
-    "read": [["--format", "jsonl"], ["--format", "csv"], ["--with-row-id"]],
+    + [["--level", "rows", "--format", "json"], ["--level", "names"],
+       ["--insert-only", "--format", "github"]],
+    "read": [["--format", "jsonl"], ["--format", "csv"], ["--with-row-id"],
+             ["--insert-only", "--format", "csv"]],
     "dump": [["--with-file"], ["--with-file", "--all", "--synthetic-row-ids"]],
     "meta": [["--format", "table"], ["--format", "json"], ["--all"]],
 }
