@@ -14,7 +14,7 @@ import sys
 
 import typer
 
-from ..core.errors import TERMINATED, AcidToolError, ExitStatus, Terminated
+from ..core.errors import INTERRUPTED, TERMINATED, AcidToolError, ExitStatus, Terminated
 from .app import app, decode_app, note, silence_stdout
 
 # Each module registers its commands; --help lists them in this order.
@@ -33,15 +33,21 @@ def main(argv: list[str] | None = None) -> None:
 
         leave_pandas_out()
     traceback = "--traceback" in args or os.environ.get("ACIDTOOL_TRACEBACK") == "1"
+    TERMINATED.clear()  # (a library caller may run several commands in one process)
+    INTERRUPTED.clear()
     try:
         previous = signal.signal(signal.SIGTERM, _terminated)
+        previous_int = signal.signal(signal.SIGINT, _interrupted)
     except ValueError:  # not the main thread (a library caller's): signals stay theirs
-        previous = None
+        previous = previous_int = None
+    hook, sys.unraisablehook = sys.unraisablehook, _unraisable(sys.unraisablehook)
     try:
         status = _run(args, traceback)
     finally:
+        sys.unraisablehook = hook
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+            signal.signal(signal.SIGINT, previous_int)
     sys.exit(int(status) if isinstance(status, int) else ExitStatus.OK)
 
 
@@ -120,6 +126,23 @@ def _terminated(signum, frame) -> None:
     """SIGTERM as an exception where the process is, so that cleanup runs as for Ctrl-C."""
     _SIGNALLED.append(signum)
     raise Terminated()
+
+
+def _interrupted(signum, frame) -> None:
+    """Ctrl-C as Python's own handler makes it, recorded (see core.errors.INTERRUPTED)."""
+    INTERRUPTED.append(signum)
+    raise KeyboardInterrupt()
+
+
+def _unraisable(default):
+    """Python reports an exception it had to drop (raised in a weakref callback of the import
+    machinery, say) with a traceback on stderr. A dropped SIGINT or SIGTERM is recorded and
+    honoured before any commit (core.errors.raise_if_terminated): no traceback for it."""
+    def hook(unraisable) -> None:
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            return
+        default(unraisable)
+    return hook
 
 
 def _default_sigterm_in_child() -> None:

@@ -78,15 +78,19 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM, raised where the process is, so that cleanup runs as for Ctrl-C."""
 
 
-# The SIGTERMs the process received, as the CLI's handler records them. Python drops an exception
-# raised where it cannot propagate (in a weakref callback of the import machinery, for one):
-# a writer asks ``raise_if_terminated`` before its commit, so that such a signal is not lost.
+# The SIGTERMs and SIGINTs the process received, as the CLI's handlers record them. Python drops
+# an exception raised where it cannot propagate (in a weakref callback of the import machinery,
+# for one): a writer asks ``raise_if_terminated`` before its commit, so that such a signal is
+# not lost.
 TERMINATED: list[int] = []
+INTERRUPTED: list[int] = []
 
 
 def raise_if_terminated() -> None:
     if TERMINATED:
         raise Terminated()
+    if INTERRUPTED:
+        raise KeyboardInterrupt()
 
 
 class AcidStateError(AcidToolError):
