@@ -12,6 +12,7 @@ from ..bucket import BucketCodecError, decode
 from ..facts import Context, FileFacts, PartitionFacts, RowFacts
 from ..names import FLUSH_LENGTH_SUFFIX, HIDDEN_PREFIXES, FileName
 from ..orcproto import Footer
+from ..raw import dir_is_raw
 
 _INDEX: dict[int, "_Index"] = {}
 
@@ -39,6 +40,20 @@ class _Index:
                 live_files.append((entry, name, rel, facts, acid))
                 if acid:
                     acid_files.append(_acid_file(entry, name, rel, facts, rows.get(rel)))
+        self.raw: dict[str, bool] = {}  # raw_directory's answers
+
+
+def raw_directory(p: PartitionFacts, entry, version) -> bool:
+    """Whether Hive reads the base or delta ``entry`` as LOAD DATA (core.raw.dir_is_raw), from
+    the footers read (from the names alone an N_M file is taken for the plain file it nearly
+    always is); worked out once per directory for every rule that asks."""
+    index = index_of(p)
+    known = index.raw.get(entry.name)
+    if known is None:
+        known = index.raw[entry.name] = entry.kind != "delete_delta" and dir_is_raw(
+            index.data[entry.name], lambda n: is_acid_file(p.files.get(f"{entry.name}/{n}")),
+            version)
+    return known
 
 
 class AcidFile(NamedTuple):

@@ -8,7 +8,7 @@ from collections import Counter
 from ..facts import ACID_NAMES, Context, FileFacts, PartitionFacts, url_of
 from ..names import NO_STATEMENT
 from ..orctypes import TypeStringError, normalize, struct_fields
-from ..raw import dir_is_raw, file_in_dir
+from ..raw import file_in_dir
 from .index import (
     acid_files,
     bucket_of,
@@ -17,6 +17,7 @@ from .index import (
     index_of,
     is_acid_file,
     is_legacy,
+    raw_directory,
     top_fields,
 )
 from .registry import Rule, rule
@@ -60,18 +61,13 @@ def _unreadable(r: Rule, p: PartitionFacts, ctx: Context):
 def _not_acid(r: Rule, p: PartitionFacts, ctx: Context):
     if ctx.insert_only:
         return  # plain files are what an insert-only table holds (ACID027 judges it)
-    index = index_of(p)
-    raw: dict[str, bool] = {}  # worked out for the directories holding a plain file only
-    for e, name, rel, facts, acid in index.live_files:
+    for e, name, rel, facts, acid in index_of(p).live_files:
         if facts is None or facts.error is not None or acid:
             continue
         effect = "delete events cannot be read from it"
         if e.kind != "delete_delta":
-            if e.name not in raw:
-                raw[e.name] = dir_is_raw(
-                    index.data[e.name], lambda n: is_acid_file(p.files.get(f"{e.name}/{n}")),
-                    ctx.hive_version)
-            outcome = file_in_dir(name, ctx.hive_version, e.kind, raw[e.name]).outcome
+            outcome = file_in_dir(name, ctx.hive_version, e.kind,
+                                  raw_directory(p, e, ctx.hive_version)).outcome
             if outcome == "read":
                 continue  # raw (LOAD DATA) layout: a plain schema is right
             effect = "Hive reads it as ACID events and fails" if outcome == "acid" else \

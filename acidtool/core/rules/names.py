@@ -15,14 +15,14 @@ from ..names import (
     parse_dir_name,
 )
 from ..partitions import is_partition_component
-from ..raw import dir_is_raw, file_in_dir, raw_read
+from ..raw import file_in_dir, raw_read
 from .index import (
     STAGING,
     acid_entries,
     data_files,
     file_name,
-    is_acid_file,
     live_acid_entries,
+    raw_directory,
 )
 from .registry import Rule, rule
 
@@ -147,10 +147,7 @@ def _bad_file_names(r: Rule, p: PartitionFacts, ctx: Context):
         if ctx.insert_only and e.kind != "delete_delta":
             continue  # Hive reads every plain file of an insert-only delta, whatever its name
         names = data_files(p, e)
-        # From --level metadata the footers tell a raw (LOAD DATA) directory; from the names
-        # alone an N_M file is taken for the plain file it nearly always is.
-        raw = e.kind != "delete_delta" and dir_is_raw(
-            names, lambda n: is_acid_file(p.files.get(f"{e.name}/{n}")), version)
+        raw = raw_directory(p, e, version)
         for name in names:
             fn = file_name(name)
             if fn.kind in ("acid_version", "metadata"):
