@@ -92,6 +92,9 @@ class ConvertOptions:
     allow_duplicates: bool = False  # convert sources whose rows a delta records already
     stripe_size: int = 64 * 1024 * 1024
     insert_only: bool = False  # plain ORC files, as Hive 3/4 write an insert-only table
+    # another statement of a write id that deltas hold already (repair's re-wrap of a delta's
+    # foreign file): only a directory of the very same name clashes
+    another_statement: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "hive_version", HiveVersion.of(self.hive_version))
@@ -250,7 +253,10 @@ def _max_write_id(target: Location, paths: list | None = None) -> int:
 
 
 def _existing(target: Location, write_id: int, statement: int,
-              paths: list | None = None) -> list[str]:
+              paths: list | None = None, exact: bool = False) -> list[str]:
+    if exact:
+        name = str(Delta(write_id, write_id, statement))
+        return [p.path for p in (_listed(target) if paths is None else paths) if p.path == name]
     clashes = []
     for p in _listed(target) if paths is None else paths:
         if not p.is_dir or "/" in p.path:
@@ -300,7 +306,7 @@ def plan(source_patterns: Sequence[str], opts: ConvertOptions) -> Plan:
     # One listing of the target serves every check below (a remote table: one round trip).
     listed = _listed(target)
     write_id = _write_id(opts.write_id, table, listed if target is table else None)
-    clashes = _existing(target, write_id, opts.statement_id, listed)
+    clashes = _existing(target, write_id, opts.statement_id, listed, opts.another_statement)
     if clashes:
         raise UsageError(f"write id {write_id} is already used in {target.url}: "
                          f"{', '.join(clashes)} (pick another, or --write-id auto)")

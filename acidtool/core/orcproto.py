@@ -137,6 +137,11 @@ class Footer:
         self.schema: _Schema = _schema(tuple(msg.types[:]))
         self._stripes = self._stats = None
 
+    @property
+    def serialized(self) -> bytes:
+        """The footer message's bytes, uncompressed."""
+        return self._raw
+
     def _message(self):
         if self._msg is not None:
             return self._msg

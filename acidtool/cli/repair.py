@@ -1,0 +1,143 @@
+"""`acidtool repair` and `acidtool undo`."""
+
+from __future__ import annotations
+
+import enum
+import re
+import sys
+from typing import Optional
+
+import typer
+
+from ..core.errors import UsageError
+from .app import INSERT_ONLY, TXNS_HELP, WRITE_IDS_HELP, HiveVersion, app, emit, emit_json
+
+
+class RepairFormat(str, enum.Enum):
+    text = "text"
+    json = "json"
+
+
+def duration(text: str) -> float:
+    """'1h', '30m', '90s', '2d', '0' -> seconds."""
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([smhd]?)\s*", text or "")
+    if not m:
+        raise UsageError(f"--min-age {text!r} is not a duration (e.g. 0, 90s, 30m, 1h, 2d)")
+    return float(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]
+
+
+@app.command("repair")
+def repair_command(
+    path: str = typer.Argument(..., help="The table (or partition) directory: a local path, "
+                               "file://, webhdfs://, hdfs:// or an fsspec URL."),
+    hive_version: HiveVersion = typer.Option(HiveVersion.V4, "--hive-version",
+                                             help="Repair as this Hive reads: 2 (2.3), 3 or 4."),
+    write_ids: Optional[str] = typer.Option(None, "--write-ids", help=WRITE_IDS_HELP),
+    txns: Optional[str] = typer.Option(None, "--txns", help=TXNS_HELP),
+    insert_only: bool = INSERT_ONLY,
+    partition: Optional[str] = typer.Option(None, "--partition", help="Only this partition, "
+                                            "k=v[/k2=v2]."),
+    do_apply: bool = typer.Option(False, "--apply", help="Carry the plan out. Without it "
+                                  "nothing is written (not even a lock)."),
+    write_id: Optional[int] = typer.Option(None, "--write-id", min=1, help="The write id "
+                                           "(Hive 2.3: transaction id) for re-wrapping foreign "
+                                           "files found in a table or partition root; it must "
+                                           "be committed in the metastore."),
+    quarantine: Optional[str] = typer.Option(None, "--quarantine", help="Where what leaves "
+                                             "the table goes, on the same filesystem. Default: "
+                                             "PATH/.acidtool-quarantine (Hive ignores it)."),
+    journal: Optional[str] = typer.Option(None, "--journal", help="The journal file (local). "
+                                          "Default: ~/.local/state/acidtool/journals/RUN.jsonl "
+                                          "($ACIDTOOL_STATE_DIR or $XDG_STATE_HOME move it)."),
+    min_age: str = typer.Option("1h", "--min-age", help="Leftovers (staging directories, "
+                                "flush-length files, obsolete directories) are quarantined "
+                                "only when unchanged this long: a running job's are young."),
+    select_: Optional[str] = typer.Option(None, "--select", help="Only these rules (codes or "
+                                          "prefixes). ACID021 and ACID022's recovery run only "
+                                          "when named here."),
+    ignore: Optional[str] = typer.Option(None, "--ignore", help="Skip these rules."),
+    fmt: RepairFormat = typer.Option(RepairFormat.text, "--format", help="text or json."),
+    jobs: int = typer.Option(8, "--jobs", "-j", min=1, help="Files read at once (remote "
+                             "stores)."),
+) -> None:
+    """Plan the repair of what `validate` finds, and with --apply carry it out.
+
+    Every action is proven safe from what was read; everything else is listed for a person
+    with the reason. Nothing is deleted: what leaves the table is renamed into the quarantine
+    directory. --apply journals every step before taking it, so `acidtool undo JOURNAL` puts
+    the table back byte for byte, and running --apply again after a kill finishes the job.
+    `acidtool explain CODE` says how each rule is repaired.
+
+    Examples:
+
+    \b
+      acidtool repair /warehouse/shop.db/orders                 # the plan; nothing written
+      acidtool repair /warehouse/shop.db/orders --write-id 7 --apply
+      acidtool repair /warehouse/shop.db/orders --select ACID021 --write-ids 'shop.orders:9:...'
+      acidtool undo ~/.local/state/acidtool/journals/20261124T101500Z-1a2b3c.jsonl
+
+    Exit status: 0 nothing to repair (or, with --apply, everything repaired); 1 actions
+    planned, findings left for a person, or an action failed (and was rolled back); 2 bad
+    option, unreadable PATH, or the table is locked by another repair.
+    """
+    from ..commands.repair import RepairOptions, plan_repair
+    from ..commands.validate import select_codes
+    from ..core.snapshot import make_snapshot
+    from .check import _codes
+    from .output_repair import apply_json, apply_text, plan_json, plan_text
+
+    codes = _codes(select_)
+    select_codes(codes, _codes(ignore) or ())  # unknown codes are refused before any read
+    opts = RepairOptions(
+        snapshot=make_snapshot(hive_version, write_ids, txns, insert_only=insert_only),
+        snapshot_given=write_ids is not None or txns is not None, partition=partition,
+        write_id=write_id, quarantine=quarantine, journal=journal, min_age=duration(min_age),
+        select=codes, ignore=_codes(ignore) or (), jobs=jobs)
+    if not do_apply:
+        plan = plan_repair(path, opts, progress=sys.stderr.isatty())
+        emit_json(plan_json(plan)) if fmt is RepairFormat.json else emit(plan_text(plan))
+        if not plan.clean:
+            raise typer.Exit(1)
+        return
+    from ..commands.repair_apply import apply
+
+    result = apply(path, opts, progress=_progress() if sys.stderr.isatty() else None)
+    emit_json(apply_json(result)) if fmt is RepairFormat.json else emit(apply_text(result))
+    if not result.ok:
+        raise typer.Exit(1)
+
+
+def _progress():
+    def tick(done: int, total: int) -> None:
+        sys.stderr.write(f"\racidtool: repaired {done}/{total} actions")
+        if done >= total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+    return tick
+
+
+@app.command("undo")
+def undo_command(
+    journal: str = typer.Argument(..., help="The journal `repair --apply` wrote (its output "
+                                  "names it)."),
+    fmt: RepairFormat = typer.Option(RepairFormat.text, "--format", help="text or json."),
+) -> None:
+    """Put a table back as it was before `repair --apply`, byte for byte.
+
+    Works from any state an apply left: finished, failed, or killed at any moment. Every step
+    in the journal is reversed by what the filesystem shows; files the repair wrote are removed,
+    quarantined files go back to their places, and the quarantine directories it made go.
+    Running undo twice is harmless.
+
+    Example: acidtool undo ~/.local/state/acidtool/journals/20261124T101500Z-1a2b3c.jsonl
+
+    Exit status: 0 restored; 1 something could not be restored (listed); 2 no such journal,
+    or another repair or undo holds the table's lock.
+    """
+    from ..commands.repair_apply import undo
+    from .output_repair import undo_text
+
+    result = undo(journal)
+    emit_json(result.as_dict()) if fmt is RepairFormat.json else emit(undo_text(result))
+    if not result.ok:
+        raise typer.Exit(1)

@@ -1,0 +1,109 @@
+"""The bytes of the files a repair writes, made before any step is taken (repair_apply.py).
+
+A re-wrap goes through convert's own writer; a key index is rebuilt in the footer alone; a
+sort rewrites the events with Arrow's ORC writer, and is refused if that would change a
+column's type; a streaming file is cut at its last flush."""
+
+from __future__ import annotations
+
+import re
+
+import pyarrow as pa
+import pyarrow.orc as paorc
+
+from ..core.errors import AcidToolError, ExitStatus
+from ..core.names import ACID_VERSION_FILE
+from ..core.orcproto import parse_postscript
+from ..core.repair import Action
+from ..io.footers import footer_through_pyarrow
+from ..io.fs import read_bytes
+from ..io.orcpatch import replace_user_metadata
+from .convert import ConvertOptions, plan as convert_plan, write_files
+
+SORT_KEYS = [("originalTransaction", "ascending"), ("bucket", "ascending"),
+             ("rowId", "ascending")]
+_POSITIONAL = re.compile(r"_col[0-9]+")
+
+
+class BuildError(AcidToolError):
+    exit_status = ExitStatus.FINDINGS
+
+
+def new_files(action: Action, plan) -> dict[str, bytes]:
+    """File name -> bytes of what ``action`` writes (a re-wrap: its delta's files)."""
+    root, version = plan.root, plan.hive_version
+    if action.kind == "rewrap":
+        return rewrapped(action, plan)
+    if action.kind == "write-marker":
+        return {ACID_VERSION_FILE: b"2"}
+    data = read_bytes(root, action.target)
+    name = action.target.rsplit("/", 1)[-1]
+    if action.kind == "rebuild-key-index":
+        return {name: replace_user_metadata(
+            data, {"hive.acid.key.index": action.params["key_index"].encode()})}
+    if action.kind == "sort-events":
+        return {name: sorted_events(data, version)}
+    if action.kind == "recover-streaming":
+        return {name: data[:action.params["length"]]}
+    raise BuildError(f"{action.kind}: nothing to write")
+
+
+def rewrapped(action: Action, plan) -> dict[str, bytes]:
+    partition = action.dest.rsplit("/", 1)[0] if "/" in action.dest else ""
+    target = plan.root.child(partition) if partition else plan.root
+    row_type = plan_row_type(plan)
+    by_position = row_type is not None and all(
+        _POSITIONAL.fullmatch(n) for n in _field_names(row_type))
+    opts = ConvertOptions(table=target.url, write_id=str(action.params["write_id"]),
+                          statement_id=action.params["statement_id"],
+                          hive_version=plan.hive_version, schema=row_type,
+                          by_position=by_position, allow_duplicates=True,
+                          another_statement=True,
+                          insert_only=bool(action.params.get("insert_only")))
+    p = convert_plan([plan.root.child(action.target).url], opts)
+    files = {name: data for name, (data, _) in write_files(p).items()}
+    if plan.hive_version.writes_acid_version and not opts.insert_only:
+        files[ACID_VERSION_FILE] = b"2"
+    return files
+
+
+def plan_row_type(plan) -> str | None:
+    from .repair import _row_type
+
+    return _row_type([p for p, _ in plan.facts])
+
+
+def _field_names(struct: str) -> list[str]:
+    from ..core.orctypes import struct_fields
+
+    return [n for n, _ in struct_fields(struct)]
+
+
+def sorted_events(data: bytes, version) -> bytes:
+    """An ACID file's events sorted by (originalTransaction, bucket, rowId), its user metadata
+    kept and its key index made anew for the new stripes."""
+    before = footer_through_pyarrow(pa.BufferReader(data))
+    table = paorc.ORCFile(pa.BufferReader(data)).read()
+    names = [f.name for f in table.schema]
+    keys = [(next(n for n in names if n.lower() == k.lower()), o) for k, o in SORT_KEYS]
+    table = table.sort_by(keys)
+    compression = parse_postscript(data, len(data)).compression.lower()
+    sink = pa.BufferOutputStream()
+    writer = paorc.ORCWriter(sink, compression=compression if compression != "none"
+                             else "uncompressed")
+    writer.write(table)
+    writer.close()
+    out = sink.getvalue().to_pybytes()
+    after = footer_through_pyarrow(pa.BufferReader(out))
+    if after.type_string() != before.type_string():
+        raise BuildError(f"rewriting would change the schema from {before.type_string()} to "
+                         f"{after.type_string()}")
+    ends, total = [], 0
+    for rows in after.stripe_rows:
+        total += rows
+        ends.append(total)
+    otid, bucket, rowid = (table.column(k).to_pylist() for k, _ in keys)
+    index = "".join(f"{otid[e - 1]},{bucket[e - 1]},{rowid[e - 1]};" for e in ends if e)
+    meta = dict(before.metadata)
+    meta["hive.acid.key.index"] = index.encode()
+    return replace_user_metadata(out, meta)

@@ -1,0 +1,457 @@
+"""What ``acidtool repair`` would do about validate's findings: a plan, as a value (no IO).
+
+Each repairable rule has a planner here (``PLANNERS``): given a finding and the facts of its
+partition, it returns an ``Action`` (a change that is proven safe from those facts) or a
+``Manual`` item (what a person has to decide, and why). The rule's own documentation says what
+its repair does (``Rule.repair``, shown by ``acidtool explain``). Nothing here reads or writes;
+``commands/repair.py`` gathers the facts and ``commands/repair_apply.py`` carries a plan out.
+
+Safety is decided here, from facts: an action never changes which rows a reader of a committed
+snapshot gets, except to bring back rows Hive could not read (a foreign file re-wrapped).
+Anything that would change which rows a delete hits (bucket properties, statement ids, write
+ids, duplicate ROW__IDs, operations) is never automatic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Callable, Mapping
+
+from .bucket import BucketCodecError, decode
+from .facts import FileFacts, PartitionFacts
+from .names import (
+    ACID_VERSION_FILE,
+    FLUSH_LENGTH_SUFFIX,
+    Delta,
+    bucket_file_name,
+    is_hidden,
+    parse_dir_name,
+)
+from .rules import Finding
+from .rules.index import STAGING
+from .versions import HiveVersion
+
+# Kinds of action, each a short sequence of renames and new files (commands/repair_apply.py).
+KINDS = ("quarantine", "rewrap", "rename", "write-marker", "rebuild-key-index", "sort-events",
+         "recover-streaming")
+# Rules whose repair runs only when --select names them: the change is right only when the
+# person knows the table's readers (ACID021) or accepts losing an unflushed tail (ACID022).
+OPT_IN = {"ACID021": "quarantine obsolete and aborted directories",
+          "ACID022": "recover streaming files longer than their last flush"}
+
+QUARANTINE_DIR = ".acidtool-quarantine"  # hidden from Hive by its "." (hiddenFileFilter)
+LOCK_FILE = ".acidtool-lock"
+
+
+@dataclass(frozen=True)
+class Action:
+    """One change. ``target`` and ``dest`` are relative to the PATH repaired."""
+
+    id: str
+    code: str
+    kind: str
+    target: str
+    reason: str
+    dest: str | None = None  # rename: the new name; rewrap: the new delta directory
+    params: Mapping = field(default_factory=dict)  # what the apply needs (write id, length...)
+    result: str = "planned"  # planned, done, failed, skipped
+    covers: tuple[str, ...] = ()  # other codes this action also repairs (same target)
+
+    def as_dict(self) -> dict:
+        out = {"id": self.id, "code": self.code, "kind": self.kind, "target": self.target,
+               "result": self.result, "reason": self.reason}
+        if self.dest is not None:
+            out["dest"] = self.dest
+        if self.covers:
+            out["covers"] = list(self.covers)
+        if self.params:
+            out["params"] = dict(self.params)
+        return out
+
+
+@dataclass(frozen=True)
+class Manual:
+    code: str
+    target: str
+    reason: str
+
+    def as_dict(self) -> dict:
+        return {"code": self.code, "target": self.target, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class RepairContext:
+    """What the planners know besides one partition's facts."""
+
+    hive_version: HiveVersion
+    write_id: int | None = None  # --write-id: for foreign files in a table root
+    min_age: float = 3600.0  # seconds
+    ages: Mapping[str, float] = field(default_factory=dict)  # rel path -> seconds since change
+    opted_in: frozenset = frozenset()  # codes --select named (OPT_IN)
+    snapshot_given: bool = False
+    min_open: int | None = None  # the snapshot's lowest open write id (or txn, Hive 2)
+    insert_only: bool = False
+    table_row_type: str | None = None  # the row struct of the table's ACID files
+    # rel path (to PATH) -> footer facts of files the planners need that validate did not read
+    extra_files: Mapping[str, FileFacts] = field(default_factory=dict)
+    taken: frozenset = frozenset()  # paths this plan's new files and directories will have
+
+
+Planned = Action | Manual | None
+Planner = Callable[[Finding, PartitionFacts, str, RepairContext], Planned]
+PLANNERS: dict[str, Planner] = {}
+
+# What goes to a person, and why, for the rules that are never repaired automatically.
+NEVER_AUTOMATIC = {
+    "ACID006": "the file is not readable ORC: only its writer knows what it held; move it out "
+               "of the table by hand once you have a copy",
+    "ACID008": "the ACID columns have the wrong order, names or types: rewrite the data through "
+               "Hive (INSERT OVERWRITE ... SELECT) from a copy",
+    "ACID011": "Hive reads the file without hive.acid.version; nothing to repair unless an "
+               "engine complains",
+    "ACID012": "changing bucket properties changes which rows deletes hit: rewrite the data "
+               "through Hive (INSERT OVERWRITE ... SELECT)",
+    "ACID013": "changing statement ids changes which rows deletes hit: rewrite the data through "
+               "Hive (INSERT OVERWRITE ... SELECT)",
+    "ACID014": "write ids outside the directory's range: only the metastore knows which are "
+               "right; rewrite the data through Hive",
+    "ACID016": "duplicate ROW__IDs: a delete hits both rows or neither; rewrite the data "
+               "through Hive (INSERT OVERWRITE ... SELECT DISTINCT ...)",
+    "ACID017": "wrong operations in a delta change which rows Hive returns: rewrite the data "
+               "through Hive",
+    "ACID018": "overlapping deltas: which one is right is a decision (run a major compaction, "
+               "or quarantine the duplicate by hand after comparing `acidtool read`)",
+    "ACID019": "row columns differ between files: ALTER TABLE or rewrite the data",
+    "ACID025": "null ACID event columns: rewrite the data through Hive",
+    "ACID026": "a symbolic link: replace it with the data it points to, or remove it",
+    "ACID027": "a full-ACID layout in an insert-only table: check the table's "
+               "transactional_properties, then rewrite the data",
+}
+
+
+def planner(*codes: str):
+    def register(fn: Planner) -> Planner:
+        for code in codes:
+            PLANNERS[code] = fn
+        return fn
+    return register
+
+
+def relative(finding_path: str, p: PartitionFacts, part: str) -> str:
+    """A finding's path relative to the PATH repaired (``part`` is the partition's own path
+    relative to it, "" for the root)."""
+    base = p.url.rstrip("/")
+    rel = finding_path[len(base) + 1:] if finding_path.startswith(base + "/") else ""
+    return f"{part}/{rel}" if part and rel else (rel or part)
+
+
+def plan_findings(findings: list[tuple[Finding, PartitionFacts, str]], ctx: RepairContext
+                  ) -> tuple[list[Action], list[Manual]]:
+    """The plan for findings (each with its partition's facts and that partition's path below
+    PATH): one action per target at most (the first finding that plans one; the others on the
+    same target are ``covers``), and what is left to a person."""
+    actions: dict[str, Action] = {}
+    manual: list[Manual] = []
+    pending_manual: list[tuple[str, Manual]] = []
+    taken: set[str] = set()  # names new files and directories will have
+    for f, p, part in findings:
+        rel = relative(f.path, p, part)
+        if rel in actions:
+            a = actions[rel]
+            if f.code != a.code and f.code not in a.covers:
+                actions[rel] = replace(a, covers=a.covers + (f.code,))
+            continue
+        fn = PLANNERS.get(f.code)
+        if fn is None:
+            if f.severity != "info":
+                reason = NEVER_AUTOMATIC.get(f.code, "no automatic repair for this rule")
+                pending_manual.append((rel, Manual(f.code, rel, f"{f.message}; {reason}")))
+            continue
+        out = fn(f, p, part, replace(ctx, taken=frozenset(taken)))
+        if isinstance(out, Action):
+            actions[rel] = replace(out, id=f"a{len(actions) + 1}")
+            if out.dest:
+                taken.add(out.dest)
+        elif isinstance(out, Manual):
+            pending_manual.append((rel, out))
+    for rel, m in pending_manual:
+        if rel not in actions:
+            manual.append(m)
+    return list(actions.values()), _unique(manual)
+
+
+def _unique(items: list[Manual]) -> list[Manual]:
+    seen, out = set(), []
+    for m in items:
+        if (m.code, m.target) not in seen:
+            seen.add((m.code, m.target))
+            out.append(m)
+    return out
+
+
+def _join(part: str, rel: str) -> str:
+    return f"{part}/{rel}" if part else rel
+
+
+def _old_enough(rel: str, ctx: RepairContext) -> tuple[bool, str]:
+    age = ctx.ages.get(rel)
+    if age is None:
+        return False, "its age could not be read"
+    if age < ctx.min_age:
+        return False, (f"changed {_duration(age)} ago, less than --min-age "
+                       f"{_duration(ctx.min_age)}: a running job may still own it (run again "
+                       "later, or lower --min-age)")
+    return True, f"unchanged for {_duration(age)}"
+
+
+def _duration(seconds: float) -> str:
+    s = int(seconds)
+    if s < 120:
+        return f"{s}s"
+    if s < 7200:
+        return f"{s // 60}m"
+    if s < 172800:
+        return f"{s // 3600}h"
+    return f"{s // 86400}d"
+
+
+# ------------------------------------------------------------------------------------------------
+# Foreign data: re-wrapped into a delta, the raw file quarantined
+
+
+def _facts_of(p: PartitionFacts, rel_in_part: str, rel: str, ctx: RepairContext
+              ) -> FileFacts | None:
+    return p.files.get(rel_in_part) or ctx.extra_files.get(rel)
+
+
+def _next_statement(p: PartitionFacts, part: str, write_id: int, ctx: RepairContext) -> int:
+    """The lowest statement id no delta of ``write_id`` in the partition uses (nor one this
+    plan writes)."""
+    used = set()
+    for e in p.state.entries:
+        if isinstance(e.parsed, Delta) and e.parsed.min_write_id == write_id == \
+                e.parsed.max_write_id:
+            used.add(max(e.parsed.statement_id, 0))
+    for name in ctx.taken:
+        head, _, last = name.rpartition("/")
+        if head == part:
+            try:
+                d = parse_dir_name(last, "4")
+            except ValueError:
+                continue
+            if isinstance(d, Delta) and d.min_write_id == write_id:
+                used.add(max(d.statement_id, 0))
+    return next(i for i in range(len(used) + 1) if i not in used)
+
+
+def _rewrap(f: Finding, p: PartitionFacts, part: str, ctx: RepairContext, write_id: int,
+            where: str) -> Planned:
+    rel = relative(f.path, p, part)
+    in_part = rel[len(part) + 1:] if part else rel
+    facts = _facts_of(p, in_part, rel, ctx)
+    if facts is None or facts.footer is None:
+        why = facts.error if facts is not None and facts.error else "not readable ORC"
+        return Manual(f.code, rel, f"{f.message}; cannot re-wrap it ({why}): move it out of "
+                      "the table and load it as its format needs")
+    if facts.event_ranges is not None:
+        return Manual(f.code, rel, f"{f.message}; it holds ACID events already: move it back "
+                      "into the directory it came from (its ROW__IDs name it), or out of the "
+                      "table")
+    statement = _next_statement(p, part, write_id, ctx)
+    if statement > 4095:
+        return Manual(f.code, rel, f"{f.message}; write id {write_id} has no free statement id")
+    dest = _join(part, str(Delta(write_id, write_id, statement)))
+    return Action("", f.code, "rewrap", rel, f"raw ORC {where}: re-wrapped into {dest} (write "
+                  f"id {write_id}, statement {statement}); the file goes to quarantine",
+                  dest, {"write_id": write_id, "statement_id": statement,
+                         "rows": sum(facts.footer.stripe_rows)})
+
+
+@planner("ACID001")
+def _foreign_root_file(f: Finding, p: PartitionFacts, part: str, ctx: RepairContext) -> Planned:
+    rel = relative(f.path, p, part)
+    if ctx.write_id is None:
+        return Manual(f.code, rel, f"{f.message}; re-wrapping it needs --write-id W, a write "
+                      "id the metastore has committed for this table (Hive 2.3: a committed "
+                      "transaction id)")
+    return _rewrap(f, p, part, ctx, ctx.write_id, "in the table root")
+
+
+@planner("ACID004", "ACID007")
+def _foreign_delta_file(f: Finding, p: PartitionFacts, part: str, ctx: RepairContext) -> Planned:
+    rel = relative(f.path, p, part)
+    in_part = rel[len(part) + 1:] if part else rel
+    directory, _, name = in_part.partition("/")
+    if "/" in name:
+        return Manual(f.code, rel, f"{f.message}; a nested file: move it by hand")
+    try:
+        parsed = parse_dir_name(directory, ctx.hive_version)
+    except ValueError:
+        parsed = None
+    facts = _facts_of(p, in_part, rel, ctx)
+    if facts is not None and facts.event_ranges is not None:
+        return _renamed_bucket(f, p, part, rel, directory, facts, ctx)
+    if not isinstance(parsed, Delta) or parsed.delete:
+        what = "a delete delta" if isinstance(parsed, Delta) else "a base"
+        return Manual(f.code, rel, f"{f.message}; raw data in {what} cannot be re-wrapped "
+                      "safely (a base's rows replace everything below it): move it out and "
+                      "load it with `acidtool convert`")
+    if ctx.insert_only:
+        return None
+    if parsed.min_write_id != parsed.max_write_id:
+        return Manual(f.code, rel, f"{f.message}; {directory} spans write ids "
+                      f"{parsed.min_write_id}-{parsed.max_write_id}: which one its rows belong "
+                      "to is not known")
+    return _rewrap(f, p, part, ctx, parsed.min_write_id, f"in {directory}")
+
+
+def _renamed_bucket(f: Finding, p: PartitionFacts, part: str, rel: str, directory: str,
+                    facts: FileFacts, ctx: RepairContext) -> Planned:
+    """An ACID file under another name (``bucket_00000.orc``, ``bucket_00000 (1)``): renamed
+    back when its rows' bucket property names one bucket and no file has that name."""
+    ranges = facts.event_ranges
+    bucket = ranges[2] if ranges is not None and len(ranges) > 2 else None
+    if bucket is None or bucket[0] != bucket[1]:
+        return Manual(f.code, rel, f"{f.message}; its rows do not name one bucket, so the "
+                      "right name is not known")
+    try:
+        bucket_id = decode(bucket[0]).bucket_id if ctx.hive_version.bucket_codec else bucket[0]
+    except BucketCodecError:
+        return Manual(f.code, rel, f"{f.message}; its bucket property {bucket[0]} is not valid")
+    name = bucket_file_name(bucket_id)
+    dest = _join(part, f"{directory}/{name}")
+    entry = next((e for e in p.state.entries if e.name == directory), None)
+    names = {x.path for x in entry.files} if entry is not None else set()
+    if name in names or dest in ctx.taken:
+        return Manual(f.code, rel, f"{f.message}; its rows say {name}, which exists already: "
+                      "compare the two and keep one")
+    return Action("", f.code, "rename", rel, f"an ACID file whose rows say bucket {bucket_id}: "
+                  f"renamed to {name}", dest)
+
+
+# ------------------------------------------------------------------------------------------------
+# Footers and events
+
+
+@planner("ACID009", "ACID010")
+def _key_index(f: Finding, p: PartitionFacts, part: str, ctx: RepairContext) -> Planned:
+    if f.severity == "info":
+        return None  # Hive 2.3's own split-update pair: nothing is wrong
+    rel = relative(f.path, p, part)
+    in_part = rel[len(part) + 1:] if part else rel
+    rows = p.rows.get(in_part)
+    if rows is None or rows.error is not None:
+        return Manual(f.code, rel, f"{f.message}; its rows could not be scanned")
+    return Action("", f.code, "rebuild-key-index", rel, "hive.acid.key.index rebuilt from the "
+                  "stripes' last keys (rows untouched); the old file goes to quarantine",
+                  params={"key_index": _key_index_text(rows.stripe_last_keys)})
+
+
+def _key_index_text(keys) -> str:
+    return "".join(f"{k[0]},{k[1]},{k[2]};" for k in keys if k is not None)
+
+
+@planner("ACID015")
+def _unsorted(f: Finding, p: PartitionFacts, part: str, ctx: RepairContext) -> Planned:
+    rel = relative(f.path, p, part)
+    return Action("", f.code, "sort-events", rel, "events rewritten in (originalTransaction, "
+                  "bucket, rowId) order: the same events, the same ROW__IDs; the old file goes "
+                  "to quarantine")
+
+
+@planner("ACID005")
+def _marker(f: Finding, p: PartitionFacts, part: str, ctx: RepairContext) -> Planned:
+    rel = relative(f.path, p, part)
+    if rel.endswith("/" + ACID_VERSION_FILE) or rel == ACID_VERSION_FILE:
+        return Action("", f.code, "write-marker", rel, f"{ACID_VERSION_FILE} rewritten as "
+                      "'2'; the old one goes to quarantine", params={"replace": True})
+    return Action("", f.code, "write-marker", _join(rel, ACID_VERSION_FILE),
+                  f"{ACID_VERSION_FILE} written ('2', what Hive 3 and 4 write)")
+
+
+# ------------------------------------------------------------------------------------------------
+# Leftovers: quarantined once old enough
+
+
+@planner("ACID002", "ACID003")
+def _stray(f: Finding, p: PartitionFacts, part: str, ctx: RepairContext) -> Planned:
+    rel = relative(f.path, p, part)
+    name = rel.rsplit("/", 1)[-1]
+    if f.code == "ACID003" and not (is_hidden(name) and STAGING.match(name)):
+        return Manual(f.code, rel, f"{f.message}; it may hold data Hive reads: convert it or "
+                      "move it out by hand")
+    if f.code == "ACID002" and "/" in (rel[len(part) + 1:] if part else rel):
+        return Manual(f.code, rel, f"{f.message}; quarantine it by hand")
+    ok, why = _old_enough(rel, ctx)
+    if not ok:
+        return Manual(f.code, rel, f"{f.message}; not quarantined: {why}")
+    what = "unparsable ACID directory name" if f.code == "ACID002" else "leftover directory"
+    return Action("", f.code, "quarantine", rel, f"{what}, {why}: quarantined")
+
+
+@planner("ACID022")
+def _streaming(f: Finding, p: PartitionFacts, part: str, ctx: RepairContext) -> Planned:
+    rel = relative(f.path, p, part)
+    in_part = rel[len(part) + 1:] if part else rel
+    data = in_part[:-len(FLUSH_LENGTH_SUFFIX)] if in_part.endswith(FLUSH_LENGTH_SUFFIX) \
+        else in_part
+    facts = p.files.get(data)
+    side = _join(part, data + FLUSH_LENGTH_SUFFIX)
+    if facts is None or facts.flush_committed is None:
+        return None
+    ok, why = _old_enough(side, ctx)
+    if not ok:
+        return Manual(f.code, side, f"{f.message}; not touched: {why}")
+    if facts.flush_committed == facts.size:
+        return Action("", f.code, "quarantine", side, f"flush-length side file whose last "
+                      f"length is the file's size ({facts.size} bytes), {why}: quarantined")
+    if "ACID022" not in ctx.opted_in:
+        return None  # an open streaming file: recovery only when --select names ACID022
+    if facts.flush_committed > facts.size:
+        return Manual(f.code, side, f"{f.message}; the side file says {facts.flush_committed} "
+                      f"bytes, more than the file's {facts.size}")
+    return Action("", f.code, "recover-streaming", _join(part, data), f"{data} is "
+                  f"{facts.size} bytes, its last flush {facts.flush_committed}: cut to the "
+                  f"flushed length (as `orcfiledump --recover`), {why}; the file and its side "
+                  "file go to quarantine", params={"length": facts.flush_committed,
+                                                   "side": side})
+
+
+@planner("ACID021")
+def _cleaner(f: Finding, p: PartitionFacts, part: str, ctx: RepairContext) -> Planned:
+    if "ACID021" not in ctx.opted_in:
+        return None
+    rel = relative(f.path, p, part)
+    in_part = rel[len(part) + 1:] if part else rel
+    entry = next((e for e in p.state.entries if e.name == in_part), None)
+    if entry is None or entry.parsed is None:
+        return None
+    if not ctx.snapshot_given:
+        return Manual(f.code, rel, f"{f.message}; give the snapshot (--write-ids, or --txns "
+                      "for Hive 2.3) so that it can be proven no reader needs it")
+    if entry.status == "obsolete":
+        top = _covering(p, entry)
+        if top is None or (ctx.min_open is not None and top >= ctx.min_open):
+            return Manual(f.code, rel, f"{f.message}; a transaction open in the snapshot may "
+                          "still read it (the cleaner waits for it too)")
+    ok, why = _old_enough(rel, ctx)
+    if not ok:
+        return Manual(f.code, rel, f"{f.message}; not quarantined: {why}")
+    return Action("", f.code, "quarantine", rel, f"{entry.status} in the given snapshot, {why}: "
+                  "quarantined")
+
+
+def _covering(p: PartitionFacts, entry) -> int | None:
+    """The highest write id of the directory that makes ``entry`` obsolete (the base or a
+    compacted delta)."""
+    d = entry.parsed
+    hi = getattr(d, "max_write_id", getattr(d, "write_id", None))
+    best = None
+    for e in p.state.entries:
+        if e.status != "selected" or e.parsed is None or e.name == entry.name:
+            continue
+        top = getattr(e.parsed, "max_write_id", getattr(e.parsed, "write_id", None))
+        low = getattr(e.parsed, "min_write_id", 0)
+        if top is not None and hi is not None and low <= hi <= top:
+            best = top if best is None else min(best, top)
+    return best
