@@ -510,6 +510,8 @@ def explain_text(code: str) -> str:
         "Example:", "  " + r.example,
         "",
         "How to fix:", "  " + r.fix,
+        "",
+        "What `acidtool repair` does:", "  " + r.repair,
     ])
 
 

@@ -108,7 +108,8 @@ def _steps_for(action: Action, plan: Plan, made: set[str]) -> tuple[list[dict], 
         for name, content in new_files(action, plan).items():
             stage(f"{delta}/{name}", content)
         staged = q.child(f"{STAGING}/{action.id}/{delta}")
-        steps.append({"op": "rename", "src": staged.url, "dst": root.child(action.dest).url})
+        steps.append({"op": "rename", "src": staged.url, "dst": root.child(action.dest).url,
+                      "staged": True})
         to_quarantine(action.target)
     else:  # a file written anew in place of (or next to) the target
         files = new_files(action, plan)
@@ -118,7 +119,9 @@ def _steps_for(action: Action, plan: Plan, made: set[str]) -> tuple[list[dict], 
             to_quarantine(action.target)
         if action.kind == "recover-streaming":
             to_quarantine(action.params["side"])
-        steps.append({"op": "rename", "src": staged.url, "dst": root.child(action.target).url})
+        # The new file takes the name the old one had: its hash tells them apart on undo.
+        steps.append({"op": "rename", "src": staged.url, "dst": root.child(action.target).url,
+                      "staged": True, "sha256": hashlib.sha256(content).hexdigest()})
     return steps, data
 
 
@@ -146,13 +149,22 @@ def reverse(step: dict) -> str | None:
     elif op == "rename":
         src, dst = resolve(step["src"]), resolve(step["dst"])
         there, back = exists(dst), exists(src)
+        if there and "sha256" in step and _sha256(dst) != step["sha256"]:
+            there = False  # what is there is the file the repair replaces: not taken yet
         if there and not back:
             rename(dst, src)
         elif there and back:
             return f"both {src.url} and {dst.url} exist: keep one by hand"
-        elif not there and not back:
+        elif not there and not back and not step.get("staged"):
+            # (a file the repair wrote, removed by an undo before this one)
             return f"{src.url} is gone, and not at {dst.url} either"
     return None
+
+
+def _sha256(loc: Location) -> str:
+    from ..io.fs import read_bytes
+
+    return hashlib.sha256(read_bytes(loc)).hexdigest()
 
 
 def _roll_back(steps: list[dict]) -> list[str]:

@@ -22,6 +22,7 @@ from .facts import FileFacts, PartitionFacts
 from .names import (
     ACID_VERSION_FILE,
     FLUSH_LENGTH_SUFFIX,
+    Base,
     Delta,
     bucket_file_name,
     is_hidden,
@@ -445,13 +446,13 @@ def _covering(p: PartitionFacts, entry) -> int | None:
     """The highest write id of the directory that makes ``entry`` obsolete (the base or a
     compacted delta)."""
     d = entry.parsed
-    hi = getattr(d, "max_write_id", getattr(d, "write_id", None))
+    hi = d.max_write_id
     best = None
     for e in p.state.entries:
         if e.status != "selected" or e.parsed is None or e.name == entry.name:
             continue
-        top = getattr(e.parsed, "max_write_id", getattr(e.parsed, "write_id", None))
-        low = getattr(e.parsed, "min_write_id", 0)
-        if top is not None and hi is not None and low <= hi <= top:
+        top = e.parsed.max_write_id
+        low = 0 if isinstance(e.parsed, Base) else e.parsed.min_write_id
+        if low <= hi <= top:
             best = top if best is None else min(best, top)
     return best

@@ -44,6 +44,9 @@ class Rule:
     # processes. A partition rule has none and checks one partition (``check(p, ctx)``).
     gather: Callable[[PartitionFacts, Context], list] | None = field(default=None, repr=False,
                                                                      compare=False)
+    # What `acidtool repair` does about a finding (or why it leaves it to a person): set by
+    # rules/repairs.py, the one place that says it for every rule.
+    repair: str = ""
 
     def run(self, facts, ctx: Context) -> Iterable[Finding]:
         """The findings over one partition's facts (or, for a table rule, what it gathered)."""
