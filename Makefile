@@ -44,6 +44,7 @@ bench: install
 	$(BIN)/python benchmarks/bench_read.py --memory
 	$(BIN)/python benchmarks/bench_convert.py
 	$(BIN)/python benchmarks/bench_hdfs.py
+	$(BIN)/python benchmarks/bench_repair.py
 
 clean:
 	rm -rf $(VENV) demo-table build *.egg-info .pytest_cache .hypothesis
