@@ -31,7 +31,7 @@ def run(cmd: str, cwd: Path) -> str:
     argv = shlex.split(cmd)
     if argv[0] == "acidtool":
         argv = [sys.executable, "-m", "acidtool", *argv[1:]]
-    env = {**os.environ, "COLUMNS": "120"}
+    env = {**os.environ, "COLUMNS": "120", "ACIDTOOL_STATE_DIR": str(cwd / "state")}
     proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, env=env)
     out = proc.stdout + proc.stderr
     if not out.endswith("\n"):
@@ -75,6 +75,36 @@ def _insert_only(cwd: Path) -> None:
             ("delta_0000004_0000004_0000/000000_0", table([6], ["milk"]), paorc)):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         write.write_table(rows, str(root / rel))
+
+
+def _datax(cwd: Path) -> None:
+    """A table a DataX load broke: a raw ORC file in the root and one inside a delta, a delta
+    without its marker, and an old staging directory of a failed query."""
+    import time
+
+    from acidtool.core.bucket import encode_v1
+    from acidtool.io.acidwrite import Event, write_acid_file, write_plain_file
+
+    root = cwd / "datax-table"
+    row = "struct<id:int,item:string,amount:double>"
+    for w, items in ((1, [(1, "tea", 3.5), (2, "rice", 2.0)]), (2, [(3, "salt", 0.5)])):
+        d = root / f"delta_{w:07d}_{w:07d}_0000"
+        d.mkdir(parents=True)
+        with open(d / "bucket_00000", "wb") as f:
+            write_acid_file(f, row, [Event(0, w, encode_v1(0), i, w, r)
+                                     for i, r in enumerate(items)])
+        if w == 1:
+            (d / "_orc_acid_version").write_bytes(b"2")
+    with open(root / "delta_0000002_0000002_0000" / "orders__5e0a_datax", "wb") as f:
+        write_plain_file(f, row, [(4, "oil", 6.0)])
+    with open(root / "orders__9c1d_datax", "wb") as f:
+        write_plain_file(f, row, [(10, "melon", 4.0), (11, "lime", 0.25)])
+    staging = root / ".hive-staging_hive_2026-11-20_08-00-00_123_1"
+    (staging / "-ext-10000").mkdir(parents=True)
+    (staging / "-ext-10000" / "000000_0").write_bytes(b"partial")
+    old = time.time() - 4 * 86400
+    for p in (staging / "-ext-10000" / "000000_0", staging / "-ext-10000", staging):
+        os.utime(p, (old, old))
 
 
 GENERATED = re.compile(r"(<!-- generated: (?P<name>[\w-]+) -->)(?P<body>.*?)(<!-- end -->)", re.S)
@@ -122,11 +152,18 @@ def render_generated(text: str) -> str:
 
 
 _TIMING = re.compile(r"\b\d+\.\d+ s\b")
+_RUN = re.compile(r"\d{8}T\d{6}Z-[0-9a-f]{6}")  # a repair run's name (a time and a nonce)
+_AGE = re.compile(r"unchanged for \d+[smhd]")
+_SCRATCH = re.compile(r"/tmp/[^/\s]+/")
 
 
 def _stable(text: str) -> str:
-    """Examples are compared without their timings (elapsed seconds vary run to run)."""
-    return _TIMING.sub("<t> s", text)
+    """Examples are compared without their timings (elapsed seconds vary run to run), repair
+    runs' names, leftovers' ages and the scratch directory's name."""
+    text = _TIMING.sub("<t> s", text)
+    text = _RUN.sub("<run>", text)
+    text = _AGE.sub("unchanged for <age>", text)
+    return _SCRATCH.sub("<tmp>/", text)
 
 
 def main() -> int:
@@ -142,6 +179,7 @@ def main() -> int:
         build_demo(cwd / "demo-table")
         _landing(cwd)
         _insert_only(cwd)
+        _datax(cwd)
         for page in [*sorted(DOCS.glob("*.md")), DOCS.parent / "README.md"]:
             old = page.read_text()
             new = render_generated(render(old, cwd))

@@ -8,6 +8,7 @@ validate does not read (a base exists), and how long ago each leftover changed (
 
 from __future__ import annotations
 
+import os
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -97,8 +98,6 @@ def quarantine_root(root: Location, opts: RepairOptions) -> Location:
         raise UsageError(f"--quarantine {opts.quarantine}: must be on the table's filesystem "
                          "(what leaves the table is renamed, never copied)")
     if q.is_local and root.is_local:
-        import os
-
         here = q.path
         while not os.path.exists(here):
             here = os.path.dirname(here)
@@ -127,7 +126,8 @@ def plan_repair(path: str, opts: RepairOptions, *, run: str | None = None,
     codes = opts.codes()
     run = run or new_run_id()
     quarantine = quarantine_root(root, opts).child(run)
-    journal = opts.journal or str(state_dir() / "journals" / f"{run}.jsonl")
+    journal = os.path.abspath(opts.journal) if opts.journal else \
+        str(state_dir() / "journals" / f"{run}.jsonl")
     snap = opts.snapshot
     vopts = ValidateOptions(level="rows", snapshot=snap, snapshot_given=opts.snapshot_given,
                             jobs=opts.jobs, select=opts.select, ignore=opts.ignore)
