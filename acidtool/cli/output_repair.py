@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .output import count, tabulate
+from .output import count, display, tabulate
 
 
 def plan_json(plan) -> dict:
@@ -10,18 +10,18 @@ def plan_json(plan) -> dict:
 
 
 def _actions_table(actions) -> str:
-    rows = [[a.id, a.code, a.kind, a.target + (f" -> {a.dest}" if a.dest else ""), a.result,
-             a.reason] for a in actions]
+    rows = [[a.id, a.code, a.kind, display(a.target + (f" -> {a.dest}" if a.dest else "")),
+             a.result, display(a.reason)] for a in actions]
     return tabulate(rows, headers=["id", "code", "kind", "target", "result", "reason"],
                     tablefmt="plain")
 
 
 def _manual_lines(manual) -> list[str]:
-    return [f"  {m.code}  {m.target}: {m.reason}" for m in manual]
+    return [f"  {m.code}  {display(m.target)}: {display(m.reason)}" for m in manual]
 
 
 def plan_text(plan) -> str:
-    head = f"{plan.path} (Hive {plan.hive_version}): "
+    head = f"{display(plan.path)} (Hive {plan.hive_version}): "
     if plan.clean:
         return head + "nothing to repair"
     lines = [head + f"{count(len(plan.actions), 'action')} planned, "
@@ -31,8 +31,8 @@ def plan_text(plan) -> str:
     if plan.manual:
         lines += ["", "for a person (not repaired automatically):", *_manual_lines(plan.manual)]
     if plan.actions:
-        lines += ["", f"quarantine: {plan.quarantine.url}",
-                  f"journal:    {plan.journal}",
+        lines += ["", f"quarantine: {display(plan.quarantine.url)}",
+                  f"journal:    {display(plan.journal)}",
                   "Nothing was changed. Run again with --apply to carry the plan out "
                   "(`acidtool undo JOURNAL` reverses it)."]
     return "\n".join(lines)
@@ -55,10 +55,10 @@ def apply_json(result) -> dict:
 def apply_text(result) -> str:
     plan, after = result.plan, result.after
     if not plan.actions and not result.resumed and after is not None and after.clean:
-        return f"{plan.path} (Hive {plan.hive_version}): nothing to repair"
+        return f"{display(plan.path)} (Hive {plan.hive_version}): nothing to repair"
     done = sum(1 for r, _ in result.results.values() if r == "done")
     failed = sum(1 for r, _ in result.results.values() if r == "failed")
-    lines = [f"{plan.path} (Hive {plan.hive_version}): {done} of "
+    lines = [f"{display(plan.path)} (Hive {plan.hive_version}): {done} of "
              f"{count(len(plan.actions), 'action')} done" + (f", {failed} failed (rolled back)"
                                                              if failed else "")
              + (" (an interrupted apply was finished)" if result.resumed else "")]
@@ -70,21 +70,22 @@ def apply_text(result) -> str:
                  for a in plan.actions]
         lines += ["", _actions_table(shown)]
     if after is not None and after.actions:
-        lines += ["", "still to repair:", *[f"  {a.code}  {a.target}: {a.reason}"
-                                            for a in after.actions]]
+        lines += ["", "still to repair:", *[f"  {a.code}  {display(a.target)}: "
+                                            f"{display(a.reason)}" for a in after.actions]]
     if after is not None and after.manual:
         lines += ["", "for a person (not repaired automatically):", *_manual_lines(after.manual)]
     if after is not None and after.clean:
         lines += ["", "the table validates clean for every rule repair looked at"]
-    lines += ["", f"quarantine: {plan.quarantine.url}", f"journal:    {plan.journal}",
-              f"undo with:  acidtool undo {plan.journal}"]
+    lines += ["", f"quarantine: {display(plan.quarantine.url)}",
+              f"journal:    {display(plan.journal)}",
+              f"undo with:  acidtool undo {display(plan.journal)}"]
     return "\n".join(lines)
 
 
 def undo_text(result) -> str:
     if result.ok:
-        return (f"{result.path}: restored ({count(result.reversed, 'journaled step')} "
-                f"checked and reversed where taken); journal {result.journal}")
-    return "\n".join([f"{result.path}: NOT fully restored; "
+        return (f"{display(result.path)}: restored ({count(result.reversed, 'journaled step')} "
+                f"checked and reversed where taken); journal {display(result.journal)}")
+    return "\n".join([f"{display(result.path)}: NOT fully restored; "
                       f"{count(len(result.problems), 'problem')}:",
-                      *[f"  {p}" for p in result.problems]])
+                      *[f"  {display(p)}" for p in result.problems]])
