@@ -91,3 +91,35 @@ def test_hdfs_scheme_without_libhdfs_is_one_line_naming_webhdfs(minidfs):
         pytest.skip("libhdfs is installed here: hdfs:// works")
     assert result.code == 2 and result.err.count("\n") == 1
     assert "webhdfs://" in result.err
+
+
+def test_repair_applies_and_undoes_on_hdfs(minidfs, tmp_path, monkeypatch):
+    """The DataX case on HDFS: plan, apply (renames on the NameNode), validate clean, the rows,
+    undo, and the tree as it was (names and bytes)."""
+    from .helpers.layouts import ROW, plain
+
+    monkeypatch.setenv("ACIDTOOL_STATE_DIR", str(tmp_path / "state"))
+    fs = minidfs.filesystem()
+    root = f"/acidtool-tests/repair-{tmp_path.name}"
+    layout = {**delta("delta_0000001_0000001_0000", acid(events(1, 2))),
+              "part-0000.orc": plain(ROW, [(10, "x")]),
+              "delta_0000001_0000001_0000/bucket_00000 (1)": acid(events(1, 1, bucket=1))}
+    for rel, data in layout.items():
+        fs.pipe_file(f"{root}/{rel}", data)
+    table = minidfs.url(root)
+
+    def tree():
+        return {p: fs.cat_file(p) if fs.isfile(p) else "dir"
+                for p in fs.find(root, withdirs=True)}
+
+    before = tree()
+    planned = run("repair", table, "--write-id", "2", "--format", "json")
+    assert planned.code == 1 and tree() == before
+    assert sorted(a["kind"] for a in planned.json()["actions"]) == ["rename", "rewrap"]
+    applied = run("repair", table, "--write-id", "2", "--apply", "--format", "json")
+    assert applied.code == 0, applied.out + applied.err
+    assert run("validate", table, "--level", "rows").code == 0
+    rows = sorted(json.loads(x)["id"] for x in run("read", table).out.splitlines())
+    assert rows == [0, 0, 1, 10]
+    assert run("undo", applied.json()["journal"]).code == 0
+    assert tree() == before
