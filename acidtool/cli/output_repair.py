@@ -39,11 +39,9 @@ def plan_text(plan) -> str:
 
 
 def apply_json(result) -> dict:
-    plan = result.plan
-    doc = plan.as_dict()
-    doc["actions"] = [{**a.as_dict(), "result": result.results.get(a.id, (a.result, ""))[0],
-                       "reason": result.results.get(a.id, ("", ""))[1] or a.reason}
-                      for a in plan.actions]
+    from ..commands.repair import with_results
+
+    doc = with_results(result.plan, result.results).as_dict()
     after = result.after
     doc["left"] = [a.as_dict() for a in after.actions] if after is not None else []
     doc["manual"] = [m.as_dict() for m in after.manual] if after is not None else doc["manual"]
@@ -63,12 +61,9 @@ def apply_text(result) -> str:
                                                              if failed else "")
              + (" (an interrupted apply was finished)" if result.resumed else "")]
     if plan.actions:
-        from dataclasses import replace
+        from ..commands.repair import with_results
 
-        shown = [replace(a, result=result.results.get(a.id, (a.result, ""))[0],
-                         reason=result.results.get(a.id, ("", ""))[1] or a.reason)
-                 for a in plan.actions]
-        lines += ["", _actions_table(shown)]
+        lines += ["", _actions_table(with_results(plan, result.results).actions)]
     if after is not None and after.actions:
         lines += ["", "still to repair:", *[f"  {a.code}  {display(a.target)}: "
                                             f"{display(a.reason)}" for a in after.actions]]

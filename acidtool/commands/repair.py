@@ -13,7 +13,6 @@ import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from typing import Sequence
 
 from ..core.errors import UsageError
 from ..core.facts import Context, PartitionFacts, TableFacts
@@ -27,6 +26,8 @@ from ..core.repair import (
     Manual,
     RepairContext,
     plan_findings,
+    relative,
+    within,
 )
 from ..core.rules import run_rules
 from ..core.rules.index import top_fields
@@ -73,6 +74,7 @@ class Plan:
     journal: str
     run: str
     facts: list[tuple[PartitionFacts, str]] = field(default_factory=list, repr=False)
+    row_type: str | None = None  # the row struct of the table's ACID files (re-wraps map to it)
 
     def as_dict(self) -> dict:
         return {"path": self.path, "hive_version": str(self.hive_version),
@@ -149,16 +151,17 @@ def plan_repair(path: str, opts: RepairOptions, *, run: str | None = None,
         owner = _owner(f.path, facts)
         if owner is not None:
             placed.append((f, owner, next(pre for pre, p in prefix if p is owner)))
+    row_type = _row_type(facts)
     rctx = RepairContext(
         snap.hive_version, opts.write_id, opts.min_age,
-        _ages(root, placed, findings), opts.opted_in(), opts.snapshot_given, _min_open(snap),
-        snap.insert_only, _row_type(facts), _extra_files(root, placed))
+        _ages(root, placed), opts.opted_in(), opts.snapshot_given, _min_open(snap),
+        snap.insert_only, row_type, _extra_files(root, placed))
     actions, manual = plan_findings(placed, rctx)
     for f in findings:  # findings outside every partition (a table-wide rule's)
         if _owner(f.path, facts) is None and f.severity != "info":
             manual.append(Manual(f.code, _rel(root, f.path), f.message))
     return Plan(path, root, snap.hive_version, actions, manual, quarantine, journal, run,
-                [(p, pre) for pre, p in prefix])
+                [(p, pre) for pre, p in prefix], row_type)
 
 
 def _ours(rel: str) -> bool:
@@ -181,10 +184,8 @@ def _owner(path: str, facts: list[PartitionFacts]) -> PartitionFacts | None:
     return best
 
 
-def _ages(root: Location, placed, findings) -> dict[str, float]:
+def _ages(root: Location, placed) -> dict[str, float]:
     """Seconds since each leftover an AGE_CODES finding names last changed."""
-    from ..core.repair import relative
-
     now = time.time()
     out: dict[str, float] = {}
     for f, p, part in placed:
@@ -204,14 +205,12 @@ def _ages(root: Location, placed, findings) -> dict[str, float]:
 
 def _extra_files(root: Location, placed) -> dict:
     """Footers of the root files ACID001 names that validate did not read (a base exists)."""
-    from ..core.repair import relative
-
     out = {}
     for f, p, part in placed:
         if f.code != "ACID001":
             continue
         rel = relative(f.path, p, part)
-        in_part = rel[len(part) + 1:] if part else rel
+        in_part = within(rel, part)
         if in_part not in p.files:
             size = next((e.size for e in p.state.entries if e.name == in_part), -1)
             out[rel] = read_footer_and_bytes(root, rel, size, None)[0]
@@ -241,6 +240,3 @@ def with_results(plan: Plan, results: dict[str, tuple[str, str]]) -> Plan:
                if a.id in results else a for a in plan.actions]
     return replace(plan, actions=actions)
 
-
-def describe(plan: Plan) -> Sequence[str]:
-    return [a.id for a in plan.actions]

@@ -20,8 +20,7 @@ import hashlib
 import posixpath
 from dataclasses import dataclass, field, replace
 
-from ..core.errors import AcidToolError, ExitStatus, Interrupted, Terminated, UsageError
-from ..core.names import ACID_VERSION_FILE
+from ..core.errors import AcidToolError, ExitStatus, Interrupted, Terminated
 from ..core.repair import LOCK_FILE, Action
 from ..io.fs import Location, resolve
 from ..io.journal import (
@@ -403,10 +402,3 @@ def _same_file(a, b) -> bool:
     except OSError:
         return False
 
-
-def check_journal_arg(path: str) -> None:
-    if not path:
-        raise UsageError("undo needs the journal a repair --apply wrote")
-
-
-__all__ = ["apply", "undo", "ApplyResult", "UndoResult", "reverse", "ACID_VERSION_FILE"]

@@ -51,7 +51,7 @@ def new_files(action: Action, plan) -> dict[str, bytes]:
 def rewrapped(action: Action, plan) -> dict[str, bytes]:
     partition = action.dest.rsplit("/", 1)[0] if "/" in action.dest else ""
     target = plan.root.child(partition) if partition else plan.root
-    row_type = plan_row_type(plan)
+    row_type = plan.row_type
     by_position = row_type is not None and all(
         _POSITIONAL.fullmatch(n) for n in _field_names(row_type))
     opts = ConvertOptions(table=target.url, write_id=str(action.params["write_id"]),
@@ -65,12 +65,6 @@ def rewrapped(action: Action, plan) -> dict[str, bytes]:
     if plan.hive_version.writes_acid_version and not opts.insert_only:
         files[ACID_VERSION_FILE] = b"2"
     return files
-
-
-def plan_row_type(plan) -> str | None:
-    from .repair import _row_type
-
-    return _row_type([p for p, _ in plan.facts])
 
 
 def _field_names(struct: str) -> list[str]:

@@ -146,6 +146,11 @@ def relative(finding_path: str, p: PartitionFacts, part: str) -> str:
     return f"{part}/{rel}" if part and rel else (rel or part)
 
 
+def within(rel: str, part: str) -> str:
+    """A path relative to PATH, made relative to the partition ``part`` it lies in."""
+    return rel[len(part) + 1:] if part else rel
+
+
 def plan_findings(findings: list[tuple[Finding, PartitionFacts, str]], ctx: RepairContext
                   ) -> tuple[list[Action], list[Manual]]:
     """The plan for findings (each with its partition's facts and that partition's path below
@@ -248,7 +253,7 @@ def _next_statement(p: PartitionFacts, part: str, write_id: int, ctx: RepairCont
 def _rewrap(f: Finding, p: PartitionFacts, part: str, ctx: RepairContext, write_id: int,
             where: str) -> Planned:
     rel = relative(f.path, p, part)
-    in_part = rel[len(part) + 1:] if part else rel
+    in_part = within(rel, part)
     facts = _facts_of(p, in_part, rel, ctx)
     if facts is None or facts.footer is None:
         why = facts.error if facts is not None and facts.error else "not readable ORC"
@@ -281,7 +286,7 @@ def _foreign_root_file(f: Finding, p: PartitionFacts, part: str, ctx: RepairCont
 @planner("ACID004", "ACID007")
 def _foreign_delta_file(f: Finding, p: PartitionFacts, part: str, ctx: RepairContext) -> Planned:
     rel = relative(f.path, p, part)
-    in_part = rel[len(part) + 1:] if part else rel
+    in_part = within(rel, part)
     directory, _, name = in_part.partition("/")
     if "/" in name:
         return Manual(f.code, rel, f"{f.message}; a nested file: move it by hand")
@@ -339,7 +344,7 @@ def _key_index(f: Finding, p: PartitionFacts, part: str, ctx: RepairContext) -> 
     if f.severity == "info":
         return None  # Hive 2.3's own split-update pair: nothing is wrong
     rel = relative(f.path, p, part)
-    in_part = rel[len(part) + 1:] if part else rel
+    in_part = within(rel, part)
     rows = p.rows.get(in_part)
     if rows is None or rows.error is not None:
         return Manual(f.code, rel, f"{f.message}; its rows could not be scanned")
@@ -381,7 +386,7 @@ def _stray(f: Finding, p: PartitionFacts, part: str, ctx: RepairContext) -> Plan
     if f.code == "ACID003" and not (is_hidden(name) and STAGING.match(name)):
         return Manual(f.code, rel, f"{f.message}; it may hold data Hive reads: convert it or "
                       "move it out by hand")
-    if f.code == "ACID002" and "/" in (rel[len(part) + 1:] if part else rel):
+    if f.code == "ACID002" and "/" in within(rel, part):
         return Manual(f.code, rel, f"{f.message}; quarantine it by hand")
     ok, why = _old_enough(rel, ctx)
     if not ok:
@@ -393,7 +398,7 @@ def _stray(f: Finding, p: PartitionFacts, part: str, ctx: RepairContext) -> Plan
 @planner("ACID022")
 def _streaming(f: Finding, p: PartitionFacts, part: str, ctx: RepairContext) -> Planned:
     rel = relative(f.path, p, part)
-    in_part = rel[len(part) + 1:] if part else rel
+    in_part = within(rel, part)
     data = in_part[:-len(FLUSH_LENGTH_SUFFIX)] if in_part.endswith(FLUSH_LENGTH_SUFFIX) \
         else in_part
     facts = p.files.get(data)
@@ -423,7 +428,7 @@ def _cleaner(f: Finding, p: PartitionFacts, part: str, ctx: RepairContext) -> Pl
     if "ACID021" not in ctx.opted_in:
         return None
     rel = relative(f.path, p, part)
-    in_part = rel[len(part) + 1:] if part else rel
+    in_part = within(rel, part)
     entry = next((e for e in p.state.entries if e.name == in_part), None)
     if entry is None or entry.parsed is None:
         return None
