@@ -36,8 +36,12 @@ def artifacts(hive: str) -> list[tuple[str, str, str]]:
     return COMMON + [("org.apache.hive", "hive-exec", hive)]
 
 
-def jar_path(group: str, artifact: str, version: str) -> str:
-    return os.path.join(M2, *group.split("."), artifact, version, f"{artifact}-{version}.jar")
+def jar_path(group: str, artifact: str, version: str, ext: str = "jar",
+             classifier: str = "") -> str:
+    """Where Maven keeps an artifact (``ext``/``classifier``: e.g. a ``tar.gz`` ``bin``)."""
+    tail = f"-{classifier}" if classifier else ""
+    return os.path.join(M2, *group.split("."), artifact, version,
+                        f"{artifact}-{version}{tail}.{ext}")
 
 
 def fetch(hive: str, timeout: float = 900, *, wanted: list | None = None) -> str | None:
@@ -49,15 +53,16 @@ def fetch(hive: str, timeout: float = 900, *, wanted: list | None = None) -> str
     mvn = shutil.which("mvn")
     if mvn is None:
         return "Maven (mvn) is not installed, so Hive's jars cannot be fetched"
-    for group, artifact, version in missing:
+    for coordinates in missing:
+        name = ":".join(coordinates)
         try:
             proc = subprocess.run([mvn, "-q", "-B", "dependency:get", "-Dtransitive=false",
-                                   f"-Dartifact={group}:{artifact}:{version}"],
+                                   f"-Dartifact={name}"],
                                   capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
-            return f"Maven timed out fetching {group}:{artifact}:{version}"
-        if proc.returncode != 0 or not os.path.exists(jar_path(group, artifact, version)):
-            return f"Maven could not fetch {group}:{artifact}:{version}"
+            return f"Maven timed out fetching {name}"
+        if proc.returncode != 0 or not os.path.exists(jar_path(*coordinates)):
+            return f"Maven could not fetch {name}"
     return None
 
 
