@@ -3,18 +3,21 @@
 __version__ = "0.1.0"
 
 
-def open_table(url: str):
+def open_table(url: str, metastore: str | None = None):
     """A Hive ACID table or partition directory on any filesystem acidtool reads::
 
         import acidtool
         t = acidtool.open_table("s3://bucket/warehouse/shop.db/orders")
         arrow = t.snapshot(write_ids="shop.orders:41:9223372036854775807::").to_arrow()
 
+    With ``metastore="thrift://HOST:PORT"``, ``url`` may be ``db.table`` and the snapshot,
+    Hive version and column names are the metastore's.
+
     See ``acidtool.api.Table``.
     """
     from .api import Table
 
-    return Table(url)
+    return Table(url, metastore)
 
 
 def write_delta(df, table: str, *args, **options):

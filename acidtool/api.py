@@ -14,7 +14,7 @@ import pyarrow as pa
 
 from .commands.ls import TableState, inspect_table
 from .commands.read import BATCH_ROWS, PartitionReader, row_names_of
-from .core.snapshot import make_snapshot
+from .commands.target import resolve
 
 
 @dataclass
@@ -24,6 +24,8 @@ class Snapshotted:
     columns: Sequence[str] | None = None
     memory_limit: int | None = None
     batch_rows: int = BATCH_ROWS  # at most, in a table of rows (a reader wanting few: fewer)
+    # the table's column names from the metastore (Hive 2.3's files say only _col0.._colN)
+    column_names: Sequence[str] | None = None
 
     @functools.cached_property
     def _readers(self) -> list[PartitionReader]:
@@ -44,6 +46,8 @@ class Snapshotted:
         """One reader a partition, each told the row column names the table's files give."""
         names = row_names_of(layout for reader in self._readers
                              for layout in reader.row_layouts())
+        if names and self.column_names and len(names) <= len(self.column_names):
+            names = list(self.column_names[:len(names)])  # by position, as Hive reads them
         for reader in self._readers:
             reader.row_names = names
         return self._readers
@@ -79,12 +83,15 @@ ROW_BYTES = 2048
 
 @dataclass
 class Table:
-    """``acidtool.open_table(url)``: a table or partition directory on any filesystem."""
+    """``acidtool.open_table(url)``: a table or partition directory on any filesystem; with
+    ``metastore="thrift://HOST:PORT"`` also a table named ``db.table`` (or ``db.table/k=v``),
+    whose snapshot is then the metastore's unless one is given."""
 
     url: str
+    metastore: str | None = None
 
     def snapshot(self, write_ids: str | None = None, txns: str | None = None,
-                 hive_version: str | int = "4", *, table: str | None = None,
+                 hive_version: str | int | None = None, *, table: str | None = None,
                  with_row_id: bool = False, columns: Sequence[str] | None = None,
                  memory_limit: int | None = None, limit: int | None = None,
                  insert_only: bool = False) -> Snapshotted:
@@ -95,14 +102,15 @@ class Table:
         ``limit``: the caller wants at most that many rows, so files are read in batches of
         about that size (the rows themselves are still all there to take). ``insert_only``:
         an insert-only (micro-managed) table, whose ORC or Parquet data files are plain."""
-        snap = make_snapshot(hive_version, write_ids, txns, table, insert_only=insert_only)
+        target = resolve(self.url, metastore=self.metastore, hive_version=hive_version,
+                         write_ids=write_ids, txns=txns, table=table, insert_only=insert_only)
         batch_rows = BATCH_ROWS
         if memory_limit is not None:
             batch_rows = min(batch_rows, max(memory_limit // ROW_BYTES, 1024))
         if limit is not None:
             batch_rows = min(batch_rows, max(limit, 1024))
-        return Snapshotted(inspect_table(self.url, snap), with_row_id, columns, memory_limit,
-                           batch_rows)
+        return Snapshotted(inspect_table(target.url, target.snapshot), with_row_id, columns,
+                           memory_limit, batch_rows, target.column_names)
 
     def to_arrow(self) -> pa.Table:
         """Everything committed, Hive 4 rules."""

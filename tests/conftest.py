@@ -70,3 +70,18 @@ def minidfs():
     cluster = MiniDFS.start()
     yield cluster
     cluster.stop()
+
+
+@pytest.fixture(scope="session", params=["2", "3", "4"], ids=["hms2.3", "hms3.1", "hms4.0"])
+def metastore(request):
+    """A real Hive metastore (2.3.10, 3.1.3, 4.0.1) on 127.0.0.1, one per version per test
+    session; pytest runs one version's tests before it starts the next."""
+    from .helpers.metastore import Metastore, problem
+
+    version = request.param
+    why = problem(version)
+    if why:
+        pytest.skip(f"Hive {version} metastore: {why}")
+    server = Metastore.start(version)
+    yield server
+    server.stop()

@@ -44,8 +44,14 @@ WRITE_IDS_HELP = ("Snapshot as a ValidWriteIdList, 'db.tbl:hwm:minOpen:open,ids:
 TXNS_HELP = ("ValidTxnList 'hwm:minOpenTxn:open:aborted' (Hive 4: decides which _v<txn> "
              "directories are visible). With --hive-version 2 it is the snapshot itself, in 2.3's "
              "'hwm:minOpenTxn[:exception]*' form. Default: everything committed.")
-VERSION_HELP = "Hive semantics to apply: 2 (2.3), 3 or 4."
-HIVE_VERSION = typer.Option(HiveVersion.V4, "--hive-version", help=VERSION_HELP)
+VERSION_HELP = ("Hive semantics to apply: 2 (2.3), 3 or 4. Default: 4, or the metastore's "
+                "version with --metastore (which it must agree with if given).")
+HIVE_VERSION = typer.Option(None, "--hive-version", help=VERSION_HELP)
+METASTORE = typer.Option(
+    None, "--metastore", envvar="ACIDTOOL_METASTORE",
+    help="A Hive metastore, thrift://HOST:PORT (hive.metastore.uris). Then PATH may name a "
+         "table, db.table or db.table/k=v, and without --write-ids/--txns the snapshot is the "
+         "metastore's (its open and aborted transactions, or the table's valid write ids).")
 INSERT_ONLY = typer.Option(False, "--insert-only", help="An insert-only (micro-managed) "
                            "table, transactional_properties=insert_only (Hive 3 and 4): its "
                            "bases and deltas hold plain data files (ORC, Parquet...), no ACID "
@@ -90,6 +96,14 @@ def note(message: str) -> None:
     from .output import display
 
     print(f"acidtool: {display(message)}", file=sys.stderr)
+
+
+def snapshot_note(snapshot) -> None:
+    """Where a snapshot that the metastore gave came from, on stderr (the output's own
+    "snapshot" says it in JSON)."""
+    if snapshot.source.startswith("metastore"):
+        ids = snapshot.write_ids if snapshot.write_ids is not None else snapshot.txns
+        note(f"snapshot {ids} from the {snapshot.source}")
 
 
 def silence_stdout() -> None:

@@ -11,6 +11,7 @@ import typer
 from ..core.errors import UsageError
 from .app import (
     INSERT_ONLY,
+    METASTORE,
     TXNS_HELP,
     WRITE_IDS_HELP,
     Format,
@@ -19,6 +20,7 @@ from .app import (
     emit,
     emit_json,
     emit_raw,
+    snapshot_note,
 )
 
 
@@ -58,9 +60,10 @@ def validate_command(
                                 "of the five ACID columns."),
     write_ids: Optional[str] = typer.Option(None, "--write-ids", help=WRITE_IDS_HELP),
     txns: Optional[str] = typer.Option(None, "--txns", help=TXNS_HELP),
-    hive_version: HiveVersion = typer.Option(HiveVersion.V4, "--hive-version",
-                                             help="Judge the table by what this Hive writes: "
-                                             "2 (2.3), 3 or 4."),
+    hive_version: Optional[HiveVersion] = typer.Option(
+        None, "--hive-version", help="Judge the table by what this Hive writes: 2 (2.3), 3 or "
+        "4. Default: 4, or the metastore's version."),
+    metastore: Optional[str] = METASTORE,
     insert_only: bool = INSERT_ONLY,
     table: Optional[str] = typer.Option(None, "--table", help="db.table, for multi-table "
                                         "--write-ids and for the COMPACT statements."),
@@ -103,7 +106,7 @@ def validate_command(
     """
     from ..commands.validate import ValidateOptions, validate
     from ..core.facts import Thresholds
-    from ..core.snapshot import make_snapshot
+    from ..commands.target import resolve_many
     from .output import (
         validate_github,
         validate_json,
@@ -112,12 +115,17 @@ def validate_command(
         validate_text,
     )
 
+    paths, target = resolve_many(paths, metastore=metastore, hive_version=hive_version,
+                                 write_ids=write_ids, txns=txns, insert_only=insert_only,
+                                 table=table)
+    snapshot_note(target.snapshot)
     opts = ValidateOptions(
-        level=level.value, snapshot=make_snapshot(hive_version, write_ids, txns, table,
-                                                    insert_only=insert_only),
-        snapshot_given=write_ids is not None or txns is not None, recursive=recursive,
-        jobs=jobs, schema=schema, thresholds=Thresholds(delta_num, delta_pct),
-        table_name=table, select=_codes(select_), ignore=_codes(ignore) or ())
+        level=level.value, snapshot=target.snapshot, snapshot_given=target.snapshot_given,
+        recursive=recursive, jobs=jobs, schema=schema or (target.table.schema if target.table
+                                                         else None),
+        thresholds=Thresholds(delta_num, delta_pct),
+        table_name=table or (target.table.full_name if target.table else None),
+        select=_codes(select_), ignore=_codes(ignore) or ())
     opts.codes()  # reject unknown codes before reading anything
     if schema:
         from ..core.orctypes import TypeStringError, struct_fields

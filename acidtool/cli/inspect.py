@@ -11,6 +11,7 @@ import typer
 from .app import (
     HIVE_VERSION,
     INSERT_ONLY,
+    METASTORE,
     TXNS_HELP,
     WRITE_IDS_HELP,
     Format,
@@ -22,16 +23,19 @@ from .app import (
     emit_pieces,
     note,
     silence_stdout,
+    snapshot_note,
 )
 
 
 @app.command("ls")
 def ls_command(
     path: str = typer.Argument(..., help="Table or partition directory: a local path, file://, "
-                               "hdfs://, or any fsspec URL (s3://, gs://, abfs://, memory://...)."),
+                               "hdfs://, or any fsspec URL (s3://, gs://, abfs://, memory://...); "
+                               "with --metastore also db.table or db.table/k=v."),
     write_ids: Optional[str] = typer.Option(None, "--write-ids", help=WRITE_IDS_HELP),
     txns: Optional[str] = typer.Option(None, "--txns", help=TXNS_HELP),
-    hive_version: HiveVersion = HIVE_VERSION,
+    hive_version: Optional[HiveVersion] = HIVE_VERSION,
+    metastore: Optional[str] = METASTORE,
     insert_only: bool = INSERT_ONLY,
     table: Optional[str] = typer.Option(None, "--table",
                                         help="Which table of a multi-table --write-ids to use."),
@@ -54,18 +58,21 @@ def ls_command(
       acidtool ls /warehouse/db.db/orders
       acidtool ls s3://bucket/warehouse/orders --write-ids 'db.orders:12:9:9:' --format json
       acidtool ls /warehouse/t --hive-version 2 --txns '150:121:99:121'
+      acidtool ls shop.orders --metastore thrift://metastore:9083
 
     Exit status: 0 listed; 1 Hive would fail to read a partition (the report still prints);
     2 bad option or unreadable path.
     """
     from .._gc import paused_gc
-    from ..core.snapshot import make_snapshot
+    from ..commands.target import resolve
 
-    snapshot = make_snapshot(hive_version, write_ids, txns, table, insert_only=insert_only)
+    target = resolve(path, metastore=metastore, hive_version=hive_version,
+                     write_ids=write_ids, txns=txns, table=table, insert_only=insert_only)
+    snapshot_note(target.snapshot)
     # The collector stays off until the report is printed and freed: switched back on while
     # the objects of a big listing are alive, its first pass would walk every one of them.
     with paused_gc():
-        failures = _ls(path, snapshot, fmt, files, ignore_empty_files)
+        failures = _ls(target.url, target.snapshot, fmt, files, ignore_empty_files)
     for failure in failures:
         print(f"acidtool: {failure}", file=sys.stderr)
     if failures:
@@ -118,7 +125,8 @@ def dump_command(
                                    "and aborted ones too, not only those Hive reads."),
     write_ids: Optional[str] = typer.Option(None, "--write-ids", help=WRITE_IDS_HELP),
     txns: Optional[str] = typer.Option(None, "--txns", help=TXNS_HELP),
-    hive_version: HiveVersion = HIVE_VERSION,
+    hive_version: Optional[HiveVersion] = HIVE_VERSION,
+    metastore: Optional[str] = METASTORE,
 ) -> None:
     """Print rows as JSON lines, exactly as `orc-tools data` prints them, without a JVM.
 
@@ -138,13 +146,17 @@ def dump_command(
     dumped) or Hive would fail to read the table; 2 bad option or missing path.
     """
     from ..commands.dump import DumpOptions, dump
-    from ..core.snapshot import make_snapshot
+    from ..commands.target import resolve_many
 
+    targets, target = resolve_many(targets, metastore=metastore, hive_version=hive_version,
+                                   write_ids=write_ids, txns=txns)
+    snapshot = target.snapshot
+    snapshot_note(snapshot)
     opts = DumpOptions(limit=limit, bucket=bucket, write_id=write_id,
                        operation=operation.value if operation else None, columns=csv_items(columns),
                        decode=decode, with_file=with_file, synthetic_row_ids=synthetic_row_ids,
                        all_files=all_files,
-                       snapshot=make_snapshot(hive_version, write_ids, txns))
+                       snapshot=snapshot)
     try:
         result = dump(targets, opts, sys.stdout.buffer, note)
     except BrokenPipeError:
@@ -162,7 +174,8 @@ def meta_command(
     fmt: Format = typer.Option(Format.table, "--format", help="table (for people) or json."),
     all_files: bool = typer.Option(False, "--all", help="For a table: every ORC file, not only "
                                    "those Hive reads."),
-    hive_version: HiveVersion = HIVE_VERSION,
+    hive_version: Optional[HiveVersion] = HIVE_VERSION,
+    metastore: Optional[str] = METASTORE,
 ) -> None:
     """Show ORC file metadata: rows, stripes, compression, writer, schema, column statistics,
     and Hive's ACID footer metadata decoded (hive.acid.key.index per stripe, hive.acid.stats,
@@ -177,9 +190,12 @@ def meta_command(
     Exit status: 0 ok; 1 a file was not readable ORC; 2 bad option or missing path.
     """
     from ..commands.meta import meta, meta_json
+    from ..commands.target import resolve_many
     from .output import meta_text
 
-    result = meta(targets, all_files=all_files, hive_version=hive_version, note=note)
+    targets, target = resolve_many(targets, metastore=metastore, hive_version=hive_version)
+    result = meta(targets, all_files=all_files, hive_version=target.snapshot.hive_version,
+                  note=note)
     if fmt is Format.json:
         emit_json([meta_json(m) for m in result.files])
     elif result.files:

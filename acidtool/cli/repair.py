@@ -10,7 +10,17 @@ from typing import Optional
 import typer
 
 from ..core.errors import UsageError
-from .app import INSERT_ONLY, TXNS_HELP, WRITE_IDS_HELP, HiveVersion, app, emit, emit_json
+from .app import (
+    INSERT_ONLY,
+    METASTORE,
+    TXNS_HELP,
+    WRITE_IDS_HELP,
+    HiveVersion,
+    app,
+    emit,
+    emit_json,
+    snapshot_note,
+)
 
 
 class RepairFormat(str, enum.Enum):
@@ -29,9 +39,12 @@ def duration(text: str) -> float:
 @app.command("repair")
 def repair_command(
     path: str = typer.Argument(..., help="The table (or partition) directory: a local path, "
-                               "file://, webhdfs://, hdfs:// or an fsspec URL."),
-    hive_version: HiveVersion = typer.Option(HiveVersion.V4, "--hive-version",
-                                             help="Repair as this Hive reads: 2 (2.3), 3 or 4."),
+                               "file://, webhdfs://, hdfs:// or an fsspec URL; with "
+                               "--metastore also db.table or db.table/k=v."),
+    hive_version: Optional[HiveVersion] = typer.Option(
+        None, "--hive-version", help="Repair as this Hive reads: 2 (2.3), 3 or 4. Default: 4, "
+        "or the metastore's version."),
+    metastore: Optional[str] = METASTORE,
     write_ids: Optional[str] = typer.Option(None, "--write-ids", help=WRITE_IDS_HELP),
     txns: Optional[str] = typer.Option(None, "--txns", help=TXNS_HELP),
     insert_only: bool = INSERT_ONLY,
@@ -82,15 +95,18 @@ def repair_command(
     """
     from ..commands.repair import RepairOptions, plan_repair
     from ..commands.validate import select_codes
-    from ..core.snapshot import make_snapshot
+    from ..commands.target import resolve
     from .check import _codes
     from .output_repair import apply_json, apply_text, plan_json, plan_text
 
     codes = _codes(select_)
     select_codes(codes, _codes(ignore) or ())  # unknown codes are refused before any read
+    target = resolve(path, metastore=metastore, hive_version=hive_version,
+                     write_ids=write_ids, txns=txns, insert_only=insert_only)
+    snapshot_note(target.snapshot)
+    path = target.url
     opts = RepairOptions(
-        snapshot=make_snapshot(hive_version, write_ids, txns, insert_only=insert_only),
-        snapshot_given=write_ids is not None or txns is not None, partition=partition,
+        snapshot=target.snapshot, snapshot_given=target.snapshot_given, partition=partition,
         write_id=write_id, quarantine=quarantine, journal=journal, min_age=duration(min_age),
         select=codes, ignore=_codes(ignore) or (), jobs=jobs)
     if not do_apply:

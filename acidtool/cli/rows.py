@@ -12,6 +12,7 @@ from ..core.errors import UsageError
 from .app import (
     HIVE_VERSION,
     INSERT_ONLY,
+    METASTORE,
     TXNS_HELP,
     WRITE_IDS_HELP,
     HiveVersion,
@@ -20,6 +21,7 @@ from .app import (
     note,
     silence_stdout,
     size_bytes,
+    snapshot_note,
 )
 
 
@@ -32,10 +34,12 @@ class ReadFormat(str, enum.Enum):
 
 @app.command("read")
 def read_command(
-    path: str = typer.Argument(..., help="Table or partition directory (any filesystem)."),
+    path: str = typer.Argument(..., help="Table or partition directory (any filesystem); with "
+                               "--metastore also db.table or db.table/k=v."),
     write_ids: Optional[str] = typer.Option(None, "--write-ids", help=WRITE_IDS_HELP),
     txns: Optional[str] = typer.Option(None, "--txns", help=TXNS_HELP),
-    hive_version: HiveVersion = HIVE_VERSION,
+    hive_version: Optional[HiveVersion] = HIVE_VERSION,
+    metastore: Optional[str] = METASTORE,
     insert_only: bool = INSERT_ONLY,
     table: Optional[str] = typer.Option(None, "--table",
                                         help="Which table of a multi-table --write-ids to use."),
@@ -64,6 +68,7 @@ def read_command(
       acidtool read /warehouse/shop.db/orders --limit 10
       acidtool read /warehouse/shop.db/orders --write-ids 'shop.orders:41:9223372036854775807::' \\
         --format parquet -o orders.parquet
+      acidtool read shop.orders --metastore thrift://metastore:9083 --limit 10
 
     From Python: acidtool.open_table(url).snapshot(write_ids=...).to_arrow()
 
@@ -76,10 +81,11 @@ def read_command(
     if fmt in (ReadFormat.parquet, ReadFormat.orc) and output is None and sys.stdout.isatty():
         raise UsageError(f"--format {fmt.value} writes binary data: give --output FILE or "
                          "redirect stdout")
-    snap = Table(path).snapshot(write_ids, txns, hive_version, table=table,
+    snap = Table(path, metastore).snapshot(write_ids, txns, hive_version, table=table,
                                 with_row_id=with_row_id, columns=csv_items(columns),
                                 memory_limit=size_bytes(memory_limit), limit=limit,
                                 insert_only=insert_only)
+    snapshot_note(snap.table.snapshot)
     try:
         rows = write_rows(snap.tables(), fmt.value, output, sys.stdout.buffer, limit,
                           prefetch=memory_limit is None)
@@ -92,7 +98,8 @@ def read_command(
 
 @app.command("diff")
 def diff_command(
-    path: str = typer.Argument(..., help="Table or partition directory."),
+    path: str = typer.Argument(..., help="Table or partition directory; with --metastore also "
+                               "db.table or db.table/k=v."),
     from_: Optional[str] = typer.Option(None, "--from", help="The earlier snapshot (a write-id "
                                         "list; with --hive-version 2 a transaction list)."),
     to: Optional[str] = typer.Option(None, "--to", help="The later snapshot."),
@@ -100,9 +107,10 @@ def diff_command(
                                                 "to this write id committed."),
     to_write_id: Optional[int] = typer.Option(None, "--to-write-id"),
     txns: Optional[str] = typer.Option(None, "--txns", help=TXNS_HELP),
-    hive_version: HiveVersion = HIVE_VERSION,
+    hive_version: Optional[HiveVersion] = HIVE_VERSION,
     insert_only: bool = INSERT_ONLY,
     table: Optional[str] = typer.Option(None, "--table"),
+    metastore: Optional[str] = METASTORE,
 ) -> None:
     """Rows inserted and deleted between two snapshots, as JSON lines with an "op" field.
 
@@ -121,7 +129,8 @@ def diff_command(
 
     inserted, deleted = diff(path, before=from_, after=to, before_write_id=from_write_id,
                              after_write_id=to_write_id, txns=txns,
-                             hive_version=hive_version, table=table, insert_only=insert_only)
+                             hive_version=hive_version, table=table, insert_only=insert_only,
+                             metastore=metastore)
     try:
         write_diff(inserted, deleted, sys.stdout.buffer)
         sys.stdout.buffer.flush()

@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from .app import HiveVersion, app, emit, note
+from .app import METASTORE, HiveVersion, app, emit, note
 from .output import dumps
 
 
@@ -29,17 +29,20 @@ class SummaryFormat(str, enum.Enum):
 def convert_command(
     sources: List[str] = typer.Argument(..., help="Raw ORC files, directories of them, or globs "
                                         "(DataX, Spark df.write.orc, copy scripts...)."),
-    table: str = typer.Option(..., "--table", help="The table (or partition) directory."),
+    table: str = typer.Option(..., "--table", help="The table (or partition) directory; with "
+                              "--metastore also db.table or db.table/k=v."),
     write_id: str = typer.Option(..., "--write-id", help="The write id (transaction id for Hive "
-                                 "2) of the new delta, or 'auto' for one above every write id "
-                                 "present."),
+                                 "2) of the new delta, or 'auto': with --metastore the one the "
+                                 "metastore allocates in a transaction that commits the delta, "
+                                 "without it one above every write id present."),
     partition: Optional[str] = typer.Option(None, "--partition", help="k=v[/k2=v2] below "
                                             "--table."),
     statement_id: int = typer.Option(0, "--statement-id", help="The delta's statement id."),
     compression: Compression = typer.Option(Compression.zlib, "--compression"),
-    hive_version: HiveVersion = typer.Option(HiveVersion.V4, "--hive-version",
-                                             help="3 and 4 write Hive 3's form; 2 writes Hive "
-                                             "2's (plain bucket ids, no _orc_acid_version)."),
+    hive_version: Optional[HiveVersion] = typer.Option(
+        None, "--hive-version", help="3 and 4 write Hive 3's form; 2 writes Hive 2's (plain "
+        "bucket ids, no _orc_acid_version). Default: 4, or the metastore's version."),
+    metastore: Optional[str] = METASTORE,
     insert_only: bool = typer.Option(False, "--insert-only", help="An insert-only (micro-"
                                      "managed) table: write plain ORC files named 000000_0.. "
                                      "(no ACID columns, no _orc_acid_version), as Hive 3/4 "
@@ -84,11 +87,20 @@ def convert_command(
 
     \b
       acidtool convert /landing/orders/*.orc --table /warehouse/shop.db/orders --write-id auto
+      acidtool convert /landing/orders --table shop.orders --partition ds=2026-11-24 \\
+        --write-id auto --metastore thrift://metastore:9083
       acidtool convert /landing/items --table /warehouse/shop.db/items --write-id 42 \\
         --schema 'struct<id:bigint,name:string>' --buckets 4 --bucket-by id --move-sources /done
 
+    With --metastore and --write-id auto it does what Hive's writer does: opens a transaction,
+    locks the table or partition, allocates the write id (Hive 2.3: the transaction id),
+    heartbeats while writing, commits the delta, adds the partition if it is new and commits the
+    transaction; any failure, SIGINT or SIGTERM aborts it and leaves the table as it was. The
+    table's bucketing and columns are the metastore's unless given.
+
     Exit status: 0 committed (or planned, with --dry-run); 1 a failure while writing (nothing
-    committed); 2 a problem found before writing (bad source, schema, write id, option).
+    committed); 2 a problem found before writing (bad source, schema, write id, option), or the
+    metastore unreachable or refusing.
     """
     from ..commands.convert import ConvertOptions, convert
     from .output import convert_plan_text, convert_summary_text, metastore_hint
@@ -99,7 +111,7 @@ def convert_command(
         bucket_by=tuple(c.strip() for c in (bucket_by or "").split(",") if c.strip()),
         bucketing_version=bucketing_version, max_file_rows=max_file_rows, schema=schema,
         by_position=by_position, move_sources=move_sources_to,
-        allow_duplicates=allow_duplicates, insert_only=insert_only)
+        allow_duplicates=allow_duplicates, insert_only=insert_only, metastore=metastore)
     result = convert(sources, opts, dry_run=dry_run, spark=spark, master=master, verbose=verbose,
                      progress=_progress_rows if sys.stderr.isatty() else None)
     if result.summary is None:
@@ -109,7 +121,11 @@ def convert_command(
         doc = result.summary.as_dict()
         emit(dumps(doc) if fmt is SummaryFormat.json
              else convert_summary_text(result.plan.target.url, doc))
-    note(metastore_hint(result.plan))
+    if result.summary is not None and result.summary.transaction is not None:
+        note(f"transaction {result.summary.transaction} committed in the metastore at "
+             f"{metastore}: write id {result.plan.write_id} is visible to Hive")
+    elif not (metastore and write_id == "auto"):
+        note(metastore_hint(result.plan))
 
 
 def _progress_rows(done: int, total: int) -> None:

@@ -15,7 +15,6 @@ Hive's hash picks. Row ids run 0..n-1 in every file.
 
 from __future__ import annotations
 
-import glob as globlib
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -35,6 +34,7 @@ from ..core.errors import (
     raise_if_terminated,
 )
 from ..core.hashing import bucket_number
+from ..core.javanum import LONG_MAX
 from ..core.names import (
     ACID_VERSION_FILE,
     ACIDTOOL_STAGING_PREFIX,
@@ -57,7 +57,10 @@ from .convert_schema import ORC_TO_ARROW, map_schema
 from .convert_sources import (
     SOURCES_FILE,
     Fingerprint,
+    Group,
     dedupe,
+    expand_sources,
+    group_sources,
     fingerprint,
     manifest_name,
     move_sources,
@@ -67,6 +70,7 @@ from .convert_sources import (
 )
 
 DEFAULT_MAX_FILE_ROWS = 10_000_000
+
 
 class ConvertError(AcidToolError):
     """A failure while writing, before the commit: nothing was committed."""
@@ -81,7 +85,7 @@ class ConvertOptions:
     partition: str | None = None
     statement_id: int = 0
     compression: str = "zlib"
-    hive_version: HiveVersion = HiveVersion.V4
+    hive_version: HiveVersion | None = None  # None: 4, or the metastore's
     buckets: int | None = None
     bucket_by: tuple[str, ...] = ()
     bucketing_version: int = 2
@@ -95,9 +99,15 @@ class ConvertOptions:
     # another statement of a write id that deltas hold already (repair's re-wrap of a delta's
     # foreign file): only a directory of the very same name clashes
     another_statement: bool = False
+    # a metastore (thrift://HOST:PORT): --table may name the table, and --write-id auto
+    # writes inside a transaction of its (convert_txn)
+    metastore: str | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "hive_version", HiveVersion.of(self.hive_version))
+        if self.hive_version is None and not self.metastore:
+            object.__setattr__(self, "hive_version", HiveVersion.V4)
+        if self.hive_version is not None:
+            object.__setattr__(self, "hive_version", HiveVersion.of(self.hive_version))
         if self.insert_only and not self.hive_version.has_insert_only:
             raise UsageError("--insert-only: Hive 2.3 has no insert-only tables (they came "
                              "with Hive 3): use --hive-version 3 or 4")
@@ -113,42 +123,6 @@ class Source:
     loc: Location
     rows: int
     schema: pa.Schema
-
-
-@dataclass(frozen=True)
-class Group:
-    """Consecutive sources written to consecutive bucket files (unbucketed tables)."""
-
-    sources: tuple[int, ...]  # indices into Plan.sources
-    offsets: tuple[int, ...]  # each source's first row within the group
-    rows: int
-    first_bucket: int
-
-
-def group_sources(rows: Sequence[int], max_file_rows: int) -> list[Group]:
-    groups: list[Group] = []
-    current: list[int] = []
-    offsets: list[int] = []
-    total = 0
-    bucket = 0
-
-    def close():
-        nonlocal current, offsets, total, bucket
-        if current:
-            groups.append(Group(tuple(current), tuple(offsets), total, bucket))
-            bucket += max(1, -(-total // max_file_rows))
-        current, offsets, total = [], [], 0
-
-    for i, n in enumerate(rows):
-        if current and total + n > max_file_rows:
-            close()
-        current.append(i)
-        offsets.append(total)
-        total += n
-        if total >= max_file_rows:
-            close()
-    close()
-    return groups
 
 
 @dataclass
@@ -187,30 +161,6 @@ class Plan:
 
 # ------------------------------------------------------------------------------------------------
 # Planning
-
-
-def _expand_sources(patterns: Sequence[str]) -> list[Location]:
-    out: list[Location] = []
-    for pattern in patterns:
-        if any(ch in pattern for ch in "*?[") and "://" not in pattern:
-            matches = sorted(globlib.glob(pattern))
-            if not matches:
-                raise UsageError(f"{pattern}: no file matches")
-            out.extend(resolve(m) for m in matches)
-            continue
-        loc = resolve(pattern)
-        kind = kind_of(loc)
-        if kind == "missing":
-            raise UsageError(f"{pattern}: no such file or directory")
-        if kind == "file":
-            out.append(loc)
-            continue
-        files = sorted(p.path for p in list_tree(loc) if not p.is_dir
-                       and not any(is_hidden(x) for x in p.path.split("/")))
-        if not files:
-            raise UsageError(f"{pattern}: no files in this directory")
-        out.extend(loc.child(f) for f in files)
-    return out
 
 
 def _read_sources(locs: list[Location]) -> list[Source]:
@@ -292,7 +242,7 @@ def plan(source_patterns: Sequence[str], opts: ConvertOptions) -> Plan:
             raise UsageError("--buckets needs a positive count and --bucket-by columns")
     if not 0 <= opts.statement_id <= 4095:
         raise UsageError("--statement-id must be between 0 and 4095")
-    locs, named_twice = dedupe(_expand_sources(source_patterns))
+    locs, named_twice = dedupe(expand_sources(source_patterns))
     sources = _read_sources(locs)
     schema, mapping = map_schema(sources, opts.schema, opts.by_position)
     kinds = []
@@ -328,8 +278,6 @@ def plan(source_patterns: Sequence[str], opts: ConvertOptions) -> Plan:
         p.files = [opts.file_format.file_name(i) for i in range(n)]
     return p
 
-
-LONG_MAX = 2**63 - 1
 
 
 def _write_id(text: str, table: Location, paths: list | None = None) -> int:
@@ -419,16 +367,20 @@ class Summary:
     elapsed: float = 0.0
     moved: list[dict] = field(default_factory=list)
     manifest: str | None = None
+    transaction: int | None = None  # the metastore transaction that committed it
 
     @property
     def rows(self) -> int:
         return sum(self.files.values())
 
     def as_dict(self) -> dict:
-        return {"directory": self.directory, "write_id": self.write_id, "files": self.files,
-                "rows": sum(self.files.values()), "bytes": self.bytes,
-                "elapsed_seconds": round(self.elapsed, 3), "moved_sources": self.moved,
-                "manifest": self.manifest}
+        out = {"directory": self.directory, "write_id": self.write_id, "files": self.files,
+               "rows": sum(self.files.values()), "bytes": self.bytes,
+               "elapsed_seconds": round(self.elapsed, 3), "moved_sources": self.moved,
+               "manifest": self.manifest}
+        if self.transaction is not None:
+            out["transaction"] = self.transaction
+        return out
 
 
 def write_files(p: Plan, progress: Callable[[int], None] | None = None
@@ -554,40 +506,62 @@ def convert(source_patterns: Sequence[str], opts: ConvertOptions, *, dry_run: bo
             progress: Callable[[int, int], None] | None = None) -> ConvertResult:
     """Plan (every check that can be made before writing), then, unless ``dry_run``, write the
     bucket files (in this process or as a Spark job), commit the delta with one rename and move
-    the sources if asked. ``progress(rows done, rows in all)`` is told as rows are written."""
+    the sources if asked. ``progress(rows done, rows in all)`` is told as rows are written. With
+    a metastore, ``--write-id auto`` writes inside a transaction of its (``convert_txn``)."""
     started = time.perf_counter()
+    if opts.metastore:
+        from .convert_txn import convert_in_transaction, for_metastore
+
+        opts, info = for_metastore(opts)
+        if opts.write_id == "auto":
+            where = opts.table + (f"/{opts.partition}" if opts.partition else "")
+            result = _interruptible(where, lambda: convert_in_transaction(
+                source_patterns, opts, info, opts.metastore, dry_run=dry_run, spark=spark,
+                master=master, verbose=verbose, progress=progress))
+            if opts.move_sources and result.summary is not None:
+                _move(result.plan, result.summary, opts)
+            return result
     p = plan(source_patterns, opts)
     if spark:
-        from .convert_spark import location_problem, spark_problem
+        from .convert_spark import spark_usable
 
-        problem = location_problem(p) or spark_problem()
-        if problem:
-            raise UsageError(problem)
+        spark_usable(p)
     if dry_run:
         return ConvertResult(p, None)
-    try:
+
+    def write() -> Summary:
         if spark:
             from .convert_spark import spark_writer
 
             files = spark_writer(p, master, verbose)
         else:
-            try:
-                files = write_files(p, progress and (lambda done: progress(done, p.total_rows)))
-            except OrcReadError as exc:  # a source's stripes, damaged past its footer
-                raise OrcReadError(f"{exc}; nothing was written to the table") from None
-        summary = commit(p, files, started)
-    except KeyboardInterrupt as exc:
-        raise Interrupted(f"interrupted; nothing was committed to {p.target.url} (the "
-                          "staging directory was removed)", _signal(exc)) from None
+            files = write_files(p, progress and (lambda done: progress(done, p.total_rows)))
+        return commit(p, files, started)
+    summary = _interruptible(p.target.url, write)
     if opts.move_sources:
-        try:
-            move_sources(p, summary, opts.move_sources)
-        except BaseException as exc:
-            moved = ", ".join(m["from"] for m in summary.moved) or "none"
-            message = (f"{p.target.url}/{p.directory} is committed ({summary.rows:,} rows); "
-                       f"moving the sources then failed: {_what(exc)}; moved: {moved}; the "
-                       f"others are where they were (manifest: {summary.manifest})")
-            if isinstance(exc, KeyboardInterrupt):
-                raise Interrupted(message, _signal(exc)) from None
-            raise AfterCommitError(message) from exc
+        _move(p, summary, opts)
     return ConvertResult(p, summary)
+
+
+def _interruptible(where: str, work):
+    """``work()``, with a damaged source and an interruption said as what they left."""
+    try:
+        return work()
+    except OrcReadError as exc:  # a source's stripes, damaged past its footer
+        raise OrcReadError(f"{exc}; nothing was written to the table") from None
+    except KeyboardInterrupt as exc:
+        raise Interrupted(f"interrupted; nothing was committed to {where} (the "
+                          "staging directory was removed)", _signal(exc)) from None
+
+
+def _move(p: Plan, summary: Summary, opts: ConvertOptions) -> None:
+    try:
+        move_sources(p, summary, opts.move_sources)
+    except BaseException as exc:
+        moved = ", ".join(m["from"] for m in summary.moved) or "none"
+        message = (f"{p.target.url}/{p.directory} is committed ({summary.rows:,} rows); "
+                   f"moving the sources then failed: {_what(exc)}; moved: {moved}; the "
+                   f"others are where they were (manifest: {summary.manifest})")
+        if isinstance(exc, KeyboardInterrupt):
+            raise Interrupted(message, _signal(exc)) from None
+        raise AfterCommitError(message) from exc

@@ -16,16 +16,18 @@
 
 from __future__ import annotations
 
+import glob as globlib
 import hashlib
 import json
 import os
 import posixpath
 import time
 from dataclasses import dataclass
+from typing import Sequence
 
 from ..core.errors import UsageError
 from ..core.names import is_hidden, parse_dir_name
-from ..io.fs import Location, kind_of, move, open_input_file, read_bytes, resolve
+from ..io.fs import Location, kind_of, list_tree, move, open_input_file, read_bytes, resolve
 
 SOURCES_FILE = "_acidtool_sources"
 _PART = 1 << 20  # a MiB from each end of a large source
@@ -221,3 +223,64 @@ def _copy_then_delete(src: Location, dst: Location) -> None:
         while chunk := i.read(1 << 20):
             o.write(chunk)
     src.fs.delete_file(src.path)
+
+
+def expand_sources(patterns: Sequence[str]) -> list[Location]:
+    """Files, directories of them (hidden names left out) and globs, in name order."""
+    out: list[Location] = []
+    for pattern in patterns:
+        if any(ch in pattern for ch in "*?[") and "://" not in pattern:
+            matches = sorted(globlib.glob(pattern))
+            if not matches:
+                raise UsageError(f"{pattern}: no file matches")
+            out.extend(resolve(m) for m in matches)
+            continue
+        loc = resolve(pattern)
+        kind = kind_of(loc)
+        if kind == "missing":
+            raise UsageError(f"{pattern}: no such file or directory")
+        if kind == "file":
+            out.append(loc)
+            continue
+        files = sorted(p.path for p in list_tree(loc) if not p.is_dir
+                       and not any(is_hidden(x) for x in p.path.split("/")))
+        if not files:
+            raise UsageError(f"{pattern}: no files in this directory")
+        out.extend(loc.child(f) for f in files)
+    return out
+
+
+@dataclass(frozen=True)
+class Group:
+    """Consecutive sources written to consecutive bucket files (unbucketed tables)."""
+
+    sources: tuple[int, ...]  # indices into Plan.sources
+    offsets: tuple[int, ...]  # each source's first row within the group
+    rows: int
+    first_bucket: int
+
+
+def group_sources(rows: Sequence[int], max_file_rows: int) -> list[Group]:
+    groups: list[Group] = []
+    current: list[int] = []
+    offsets: list[int] = []
+    total = 0
+    bucket = 0
+
+    def close():
+        nonlocal current, offsets, total, bucket
+        if current:
+            groups.append(Group(tuple(current), tuple(offsets), total, bucket))
+            bucket += max(1, -(-total // max_file_rows))
+        current, offsets, total = [], [], 0
+
+    for i, n in enumerate(rows):
+        if current and total + n > max_file_rows:
+            close()
+        current.append(i)
+        offsets.append(total)
+        total += n
+        if total >= max_file_rows:
+            close()
+    close()
+    return groups

@@ -371,3 +371,13 @@ def _arrow_of(t) -> pa.DataType:
 
     return orc_type_to_arrow(name.replace("integer", "int").replace("long", "bigint")
                              .replace("byte", "tinyint").replace("short", "smallint"))
+
+
+def spark_usable(p) -> None:
+    """Refuse a Spark convert that cannot run (no pyspark, a table Spark's workers cannot
+    reach) before anything is written."""
+    from ..core.errors import UsageError
+
+    problem = location_problem(p) or spark_problem()
+    if problem:
+        raise UsageError(problem)

@@ -8,6 +8,7 @@ import pyarrow.compute as pc
 from ..api import Snapshotted, Table
 from ..core.errors import UsageError
 from ..core.versions import HiveVersion
+from .target import resolve
 from ..io.sink import json_lines
 
 
@@ -22,25 +23,33 @@ def _with_ids(snap: Snapshotted) -> pa.Table:
 
 def diff(path: str, *, before: str | None = None, after: str | None = None,
          before_write_id: int | None = None, after_write_id: int | None = None,
-         txns: str | None = None, hive_version: str = "4", table: str | None = None,
-         insert_only: bool = False) -> tuple[pa.Table, pa.Table]:
+         txns: str | None = None, hive_version: str | None = None, table: str | None = None,
+         insert_only: bool = False, metastore: str | None = None
+         ) -> tuple[pa.Table, pa.Table]:
     """(rows inserted, rows deleted) between two snapshots of the table at ``path``. Each
     snapshot is a snapshot string or "everything committed up to this write id" (with Hive 2,
-    a transaction list and a transaction id)."""
-    version = HiveVersion.of(hive_version)
+    a transaction list and a transaction id). With a ``metastore``, ``path`` may name the table
+    and its version, name, kind and column names come from there."""
+    target = resolve(path, metastore=metastore, hive_version=hive_version, table=table,
+                     insert_only=insert_only, snapshot=False)
+    version = target.snapshot.hive_version
+    insert_only = target.snapshot.insert_only
+    table = table or (target.table.full_name if target.table else None)
     before_text = _snapshot_text(before, before_write_id, "from", version, table)
     after_text = _snapshot_text(after, after_write_id, "to", version, table)
-    t = Table(path)
+    t = Table(target.url)
     if insert_only:
-        return diff_insert_only(
-            t.snapshot(before_text, txns, version, table=table, insert_only=True),
-            t.snapshot(after_text, txns, version, table=table, insert_only=True))
-    if not version.has_write_ids:
-        return diff_tables(t.snapshot(None, before_text, version, with_row_id=True),
-                           t.snapshot(None, after_text, version, with_row_id=True))
-    return diff_tables(
-        t.snapshot(before_text, txns, version, table=table, with_row_id=True),
-        t.snapshot(after_text, txns, version, table=table, with_row_id=True))
+        pair = (t.snapshot(before_text, txns, version, table=table, insert_only=True),
+                t.snapshot(after_text, txns, version, table=table, insert_only=True))
+    elif not version.has_write_ids:
+        pair = (t.snapshot(None, before_text, version, with_row_id=True),
+                t.snapshot(None, after_text, version, with_row_id=True))
+    else:
+        pair = (t.snapshot(before_text, txns, version, table=table, with_row_id=True),
+                t.snapshot(after_text, txns, version, table=table, with_row_id=True))
+    for snap in pair:
+        snap.column_names = target.column_names
+    return (diff_insert_only if insert_only else diff_tables)(*pair)
 
 
 def _snapshot_text(text: str | None, write_id: int | None, which: str, version: HiveVersion,

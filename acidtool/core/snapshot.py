@@ -299,11 +299,15 @@ class Snapshot:
     txns: ValidTxnList
     # an insert-only (micro-managed) table: plain data files in its bases and deltas
     insert_only: bool = False
+    # where it came from: "default" (everything committed), "--write-ids/--txns", or
+    # "metastore thrift://HOST:PORT"
+    source: str = "default"
 
     def describe(self) -> dict:
         out = {
             "write_ids": str(self.write_ids) if self.write_ids is not None else None,
             "txns": str(self.txns),
+            "source": self.source,
         }
         if self.insert_only:
             out["insert_only"] = True

@@ -125,15 +125,15 @@ class Metastore:
             for probe, older in (("get_valid_write_ids", HiveVersion.V2),
                                  ("get_open_txns_req", HiveVersion.V3)):
                 args = ([(1, STRUCT, [(1, LIST, (STRING, [])), (2, STRING, "")])]
-                        if probe == "get_valid_write_ids" else [(1, STRUCT, [])])
+                        if probe == "get_valid_write_ids" else
+                        [(1, STRUCT, [(1, LIST, (I32, []))])])
                 try:
                     self.call(probe, args)
                 except thrift.ApplicationError as exc:
                     if exc.kind == 1 or "Invalid method name" in str(exc):
                         self._version = older
                         break
-                    raise MetastoreError(f"the metastore at {self.url} failed {probe}: "
-                                         f"{exc}") from None
+                    # any other failure: the method is there (it failed on the probe)
                 except thrift.RemoteError:
                     pass  # the method exists (it refused the empty request)
         return self._version

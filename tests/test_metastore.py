@@ -1,0 +1,181 @@
+"""``--metastore``: real Hive metastores (2.3.10, 3.1.3, 4.0.1) on loopback name tables, give
+snapshots, and own convert's transactions. Each test runs against each version."""
+
+from __future__ import annotations
+
+import itertools
+import socket
+
+import pyarrow as pa
+import pyarrow.orc as po
+import pytest
+
+from acidtool.core.catalog import MetastoreError
+from acidtool.io.metastore import Metastore as Client
+
+from .helpers.metastore import create_table
+from .helpers.runner import run
+
+pytestmark = pytest.mark.spark
+_names = itertools.count()
+
+
+@pytest.fixture
+def table(metastore, tmp_path):
+    """A new bucketed transactional table (id int, name string) in the default database."""
+    name = f"t{next(_names)}"
+    location = f"{metastore.warehouse}/{name}"
+    create_table(metastore.url, "default", name, "file://" + location)
+    return f"default.{name}", location
+
+
+def raw_orc(path, ids, names=None):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    names = names or [f"n{i}" for i in ids]
+    po.write_table(pa.table({"id": pa.array(ids, pa.int32()), "name": names}), str(path))
+    return path
+
+
+def convert(metastore, source, table, *more):
+    return run("convert", source, "--table", table, "--write-id", "auto", "--metastore",
+               metastore.url, "--format", "json", *more)
+
+
+def test_the_version_is_told_by_the_calls_the_metastore_lacks(metastore):
+    with Client(metastore.url) as client:
+        assert client.version == metastore.version
+
+
+def test_ls_names_a_table_and_takes_the_metastores_snapshot(metastore, table, tmp_path):
+    name, location = table
+    result = run("ls", name, "--metastore", metastore.url, "--format", "json")
+    assert result.code == 0, result.err
+    doc = result.json()
+    assert doc["hive_version"] == metastore.version
+    assert doc["snapshot"]["source"] == f"metastore {metastore.url}"
+    assert doc["path"].rstrip("/").endswith(location.lstrip("/"))
+    assert "snapshot" in result.err and metastore.url in result.err
+
+
+def test_a_converted_delta_is_committed_in_the_metastore_and_read_by_name(metastore, table,
+                                                                          tmp_path):
+    name, location = table
+    with Client(metastore.url) as client:
+        before = client.txns()
+    result = convert(metastore, raw_orc(tmp_path / "in" / "part-0.orc", [1, 2, 3]), name)
+    assert result.code == 0, result.err
+    summary = result.json()
+    txn = summary["transaction"]
+    assert txn > before.high_watermark or before.high_watermark == 0
+    with Client(metastore.url) as client:
+        after = client.txns()
+        assert not after.is_aborted(txn) and txn not in after.open_ids
+        assert after.high_watermark >= txn
+        if metastore.version != "2":
+            ids = client.write_ids(client.table(*name.split(".")), after)
+            assert ids.is_valid(summary["write_id"])
+        else:
+            assert summary["write_id"] == txn  # 2.3 numbers deltas by transaction
+    listing = run("ls", name, "--metastore", metastore.url, "--format", "json").json()
+    selected = [e["name"] for p in listing["partitions"] for e in p["entries"]
+                if e["status"] == "selected"]
+    assert selected == [summary["directory"]]
+    rows = run("read", name, "--metastore", metastore.url)
+    assert rows.code == 0, rows.err
+    assert sorted(rows.out.splitlines()) == [
+        '{"id":1,"name":"n1"}', '{"id":2,"name":"n2"}', '{"id":3,"name":"n3"}']
+
+
+def test_an_open_transaction_hides_its_delta_as_hive_would(metastore, table, tmp_path):
+    """A writer still open in the metastore: its delta is on disk but nobody may read it."""
+    name, location = table
+    assert convert(metastore, raw_orc(tmp_path / "a" / "x.orc", [1]), name).code == 0
+    with Client(metastore.url) as client:
+        info = client.table(*name.split("."))
+        txn = client.open_txn()
+        write_id = client.allocate_write_id(txn, info) if metastore.version != "2" else txn
+        try:
+            late = run("convert", raw_orc(tmp_path / "b" / "y.orc", [2]), "--table", location,
+                       "--write-id", str(write_id), "--hive-version", metastore.version)
+            assert late.code == 0, late.err
+            listing = run("ls", name, "--metastore", metastore.url, "--format", "json").json()
+            entries = {e["name"]: e["status"] for p in listing["partitions"]
+                       for e in p["entries"]}
+            hidden = [n for n in entries if f"_{write_id:07d}_" in n]
+            assert hidden and all(entries[n] != "selected" for n in hidden), entries
+            assert run("read", name, "--metastore", metastore.url).out.splitlines() == [
+                '{"id":1,"name":"n1"}']
+            client.commit_txn(txn)
+        except BaseException:
+            client.abort_txn(txn)
+            raise
+    assert sorted(run("read", name, "--metastore", metastore.url).out.splitlines()) == [
+        '{"id":1,"name":"n1"}', '{"id":2,"name":"n2"}']
+
+
+def test_a_failure_while_writing_aborts_the_transaction_and_leaves_the_table(
+        metastore, table, tmp_path, monkeypatch):
+    import acidtool.commands.convert as convert_module
+
+    name, location = table
+
+    def boom(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(convert_module, "write_files", boom)
+    with Client(metastore.url) as client:
+        before = client.txns().high_watermark
+    result = convert(metastore, raw_orc(tmp_path / "in" / "x.orc", [1]), name)
+    assert result.code == 2 and "No space left" in result.err
+    with Client(metastore.url) as client:
+        after = client.txns()
+    aborted = [t for t in range(before + 1, after.high_watermark + 1)]
+    assert aborted and all(after.is_aborted(t) or t in after.exceptions for t in aborted)
+    import os
+    assert [n for n in os.listdir(location) if not n.startswith(".")] == [] \
+        if os.path.isdir(location) else True
+
+
+def test_a_new_partition_is_added_with_the_delta(metastore, tmp_path):
+    location = f"{metastore.warehouse}/parted{metastore.version}"
+    create_table(metastore.url, "default", f"parted{metastore.version}", "file://" + location,
+                 partition_keys=(("ds", "string"),))
+    name = f"default.parted{metastore.version}"
+    result = convert(metastore, raw_orc(tmp_path / "in" / "x.orc", [7]), name,
+                     "--partition", "ds=2026-11-24")
+    assert result.code == 0, result.err
+    with Client(metastore.url) as client:
+        info = client.table("default", f"parted{metastore.version}")
+        parts = client.partitions(info)
+    assert [p.name for p in parts] == ["ds=2026-11-24"]
+    rows = run("read", name, "--metastore", metastore.url)
+    assert rows.code == 0, rows.err
+    assert rows.out.splitlines() == ['{"id":7,"name":"n7","ds":"2026-11-24"}']
+    # the partition named alone reads as its directory does: no partition column
+    rows = run("read", f"{name}/ds=2026-11-24", "--metastore", metastore.url)
+    assert rows.out.splitlines() == ['{"id":7,"name":"n7"}']
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize("args,message", [
+    (lambda m: ["ls", "default.nosuch", "--metastore", m.url], "no table default.nosuch"),
+    (lambda m: ["ls", "default.t0", "--metastore", f"thrift://127.0.0.1:{_free_port()}"],
+     "cannot reach the metastore"),
+    (lambda m: ["read", "default.plain", "--metastore", m.url], "not a transactional table"),
+    (lambda m: ["ls", "default.nosuch", "--metastore", "http://x"], "thrift://HOST:PORT"),
+    (lambda m: ["ls", "default.plain", "--metastore", m.url, "--hive-version",
+                "3" if m.version != "3" else "4"], "disagrees with the metastore"),
+])
+def test_what_goes_wrong_is_one_line_and_exit_2(metastore, tmp_path, args, message):
+    try:
+        create_table(metastore.url, "default", "plain", f"file://{metastore.warehouse}/plain",
+                     transactional=False, bucket_cols=())
+    except RuntimeError:
+        pass  # made by an earlier case
+    result = run(*args(metastore))
+    assert result.code == 2, result
+    assert message in result.err and len(result.err.strip().splitlines()) == 1, result.err
