@@ -93,6 +93,26 @@ def test_hdfs_scheme_without_libhdfs_is_one_line_naming_webhdfs(minidfs):
     assert "webhdfs://" in result.err
 
 
+@pytest.mark.parametrize("args", [
+    ["ls", "demo", "--write-ids", SNAPSHOT, "--format", "json"],
+    ["read", "parts", "--format", "csv"],
+    ["validate", "demo", "--level", "rows", "--format", "json"],
+], ids=lambda a: " ".join(a[:2]))
+def test_hdfs_scheme_over_webhdfs_gives_what_webhdfs_gives(tables, minidfs, monkeypatch, args):
+    """ACIDTOOL_WEBHDFS: hdfs://NN:RPC/... read over the NameNode's WebHDFS port, the URL kept
+    as typed (as a metastore's locations are hdfs://)."""
+    local, remote = tables
+    command, target, *rest = args
+    monkeypatch.setenv("ACIDTOOL_WEBHDFS", str(minidfs.http_port))
+    rpc = remote.replace(f"webhdfs://127.0.0.1:{minidfs.http_port}",
+                         f"hdfs://127.0.0.1:{minidfs.rpc_port}")
+    over_http = run(command, f"{remote}/{target}", *rest)
+    over_rpc_name = run(command, f"{rpc}/{target}", *rest)
+    assert over_rpc_name.code == over_http.code, over_rpc_name.err
+    assert over_http.out
+    assert over_rpc_name.out.replace(rpc, "ROOT") == over_http.out.replace(remote, "ROOT")
+
+
 def test_repair_applies_and_undoes_on_hdfs(minidfs, tmp_path, monkeypatch):
     """The DataX case on HDFS: plan, apply (renames on the NameNode), validate clean, the rows,
     undo, and the tree as it was (names and bytes)."""

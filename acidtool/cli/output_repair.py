@@ -47,6 +47,8 @@ def apply_json(result) -> dict:
     doc["manual"] = [m.as_dict() for m in after.manual] if after is not None else doc["manual"]
     doc["applied"] = True
     doc["resumed"] = result.resumed
+    if result.transaction is not None:
+        doc["transaction"] = result.transaction
     return doc
 
 

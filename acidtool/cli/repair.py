@@ -19,6 +19,7 @@ from .app import (
     app,
     emit,
     emit_json,
+    note,
     snapshot_note,
 )
 
@@ -52,10 +53,12 @@ def repair_command(
                                             "k=v[/k2=v2]."),
     do_apply: bool = typer.Option(False, "--apply", help="Carry the plan out. Without it "
                                   "nothing is written (not even a lock)."),
-    write_id: Optional[int] = typer.Option(None, "--write-id", min=1, help="The write id "
-                                           "(Hive 2.3: transaction id) for re-wrapping foreign "
-                                           "files found in a table or partition root; it must "
-                                           "be committed in the metastore."),
+    write_id: Optional[str] = typer.Option(None, "--write-id", help="The write id (Hive 2.3: "
+                                           "transaction id) for re-wrapping foreign files found "
+                                           "in a table or partition root; it must be committed "
+                                           "in the metastore. 'auto' (with --metastore): one "
+                                           "the metastore allocates, in a transaction that "
+                                           "commits with the repair."),
     quarantine: Optional[str] = typer.Option(None, "--quarantine", help="Where what leaves "
                                              "the table goes, on the same filesystem. Default: "
                                              "PATH/.acidtool-quarantine (Hive ignores it)."),
@@ -105,9 +108,22 @@ def repair_command(
                      write_ids=write_ids, txns=txns, insert_only=insert_only)
     snapshot_note(target.snapshot)
     path = target.url
+    auto = write_id == "auto"
+    if auto and not metastore:
+        raise UsageError("--write-id auto needs --metastore: the metastore allocates the write "
+                         "id and commits it with the repair")
+    if auto:
+        from ..commands.repair_txn import provisional_write_id
+
+        number = provisional_write_id(target)
+        if not do_apply:
+            note(f"write id {number} is provisional: --apply allocates one in a metastore "
+                 "transaction")
+    else:
+        number = _write_id(write_id)
     opts = RepairOptions(
         snapshot=target.snapshot, snapshot_given=target.snapshot_given, partition=partition,
-        write_id=write_id, quarantine=quarantine, journal=journal, min_age=duration(min_age),
+        write_id=number, quarantine=quarantine, journal=journal, min_age=duration(min_age),
         select=codes, ignore=_codes(ignore) or (), jobs=jobs)
     if not do_apply:
         plan = plan_repair(path, opts, progress=sys.stderr.isatty())
@@ -117,10 +133,30 @@ def repair_command(
         return
     from ..commands.repair_apply import apply
 
-    result = apply(path, opts, progress=_progress() if sys.stderr.isatty() else None)
+    progress = _progress() if sys.stderr.isatty() else None
+    if auto:
+        from ..commands.repair_txn import apply_in_transaction
+
+        result = apply_in_transaction(path, opts, target, progress)
+        if result.transaction is not None:
+            note(f"transaction {result.transaction} committed in the metastore at {metastore}")
+    else:
+        result = apply(path, opts, progress=progress)
     emit_json(apply_json(result)) if fmt is RepairFormat.json else emit(apply_text(result))
     if not result.ok:
         raise typer.Exit(1)
+
+
+def _write_id(text: str | None) -> int | None:
+    if text is None:
+        return None
+    try:
+        number = int(text)
+    except ValueError:
+        raise UsageError(f"--write-id must be a number or 'auto', not {text!r}") from None
+    if number < 1:
+        raise UsageError(f"--write-id must be 1 or more, not {number}")
+    return number
 
 
 def _progress():

@@ -55,6 +55,7 @@ class ApplyResult:
     results: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (result, why)
     after: Plan | None = None  # the table planned again once the apply is done
     resumed: bool = False
+    transaction: int | None = None  # the metastore transaction of --write-id auto
 
     @property
     def ok(self) -> bool:

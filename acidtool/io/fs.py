@@ -32,8 +32,12 @@ if TYPE_CHECKING:
 HDFS_HINT = ("hdfs:// needs Hadoop's native client: install Hadoop, set HADOOP_HOME (or "
              "ARROW_LIBHDFS_DIR to the directory holding libhdfs.so), JAVA_HOME, and "
              "CLASSPATH=$(hadoop classpath --glob); or, with no native client, use "
-             "webhdfs://NAMENODE:HTTP_PORT/path (WebHDFS, the NameNode's HTTP port, 9870 by "
-             "default; pip install requests)")
+             "webhdfs://NAMENODE:HTTP_PORT/path, or set ACIDTOOL_WEBHDFS=HTTP_PORT to reach "
+             "hdfs:// paths over WebHDFS (the NameNode's HTTP port, 9870 by default; pip "
+             "install requests)")
+# hdfs:// over WebHDFS when libhdfs is missing: "PORT" (the NameNode's HTTP port on the same
+# host) or "HOST:PORT"
+WEBHDFS_ENV = "ACIDTOOL_WEBHDFS"
 
 
 @dataclass(frozen=True)
@@ -95,6 +99,8 @@ def resolve(url: str) -> Location:
         try:
             fs, path = _pafs().FileSystem.from_uri(url)
         except (OSError, RuntimeError) as exc:
+            if scheme == "hdfs" and os.environ.get(WEBHDFS_ENV):
+                return _over_webhdfs(url, parsed, os.environ[WEBHDFS_ENV])
             raise DependencyError(f"{HDFS_HINT} ({str(exc).splitlines()[0]})") from None
         return Location(fs, path.rstrip("/") or "/", url)
     return _fsspec_location(url, scheme)
@@ -117,6 +123,17 @@ def _fsspec_location(url: str, scheme: str) -> Location:
         raise UsageError(f"cannot open {url!r}: {exc}") from None
     pafs = _pafs()
     return Location(pafs.PyFileSystem(pafs.FSSpecHandler(fs)), path.rstrip("/") or "/", url)
+
+
+def _over_webhdfs(url: str, parsed, setting: str) -> Location:
+    """``hdfs://NN:RPC/p`` read as ``webhdfs://NN:HTTP/p`` (the Location keeps the URL typed)."""
+    host, _, port = setting.strip().rpartition(":")
+    if not port.isdigit():
+        raise UsageError(f"{WEBHDFS_ENV}={setting!r}: give the NameNode's HTTP port, PORT or "
+                         "HOST:PORT")
+    host = host or parsed.hostname or "localhost"
+    loc = _fsspec_location(f"webhdfs://{host}:{port}{parsed.path or '/'}", "webhdfs")
+    return Location(loc.store, loc.path, url)
 
 
 def _translate(exc: OSError, url: str) -> PathError:

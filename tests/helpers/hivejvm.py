@@ -460,6 +460,11 @@ def main(argv: list[str]) -> int:
     problem = fetch("", wanted=ARTIFACTS)
     print(f"hadoop-client-minicluster {HADOOP_MINICLUSTER}: " + (problem or "jars in ~/.m2"),
           file=sys.stderr)
+    from .metastore import DISTRIBUTIONS, wanted
+
+    for version, coordinates in DISTRIBUTIONS.items():
+        problem = fetch("", wanted=wanted(version))
+        print(f"{coordinates[1]} {coordinates[2]}: " + (problem or "in ~/.m2"), file=sys.stderr)
     return 0  # the tests that need a missing jar skip, saying why
 
 
