@@ -124,15 +124,22 @@ def convert_in_transaction(source_patterns, opts, info: TableInfo, url: str, *, 
             else:
                 files = write_files(p, progress and (lambda d: progress(d, p.total_rows)))
             summary = commit(p, files, started)
+            added = False
             try:
                 if part_name is not None and part is None:
                     client.add_partition(info, [v for _, v in partition_values(part_name)],
                                          p.target.url)
+                    added = True
                 if txn.problem:
                     raise MetastoreError(f"heartbeat failed: {txn.problem}")
                 txn.commit(client)
             except BaseException:
                 _remove(p)
+                if added:
+                    try:
+                        client.drop_partition(info, part_name)
+                    except MetastoreError:
+                        pass  # the failure that brought us here is the one to tell
                 raise
         except BaseException:
             if not txn.committed:

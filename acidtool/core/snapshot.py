@@ -247,10 +247,15 @@ class ValidTxnList(_IdList):
         return cls()
 
     def __str__(self) -> str:
+        return self.text()
+
+    def text(self, ranges: bool = True) -> str:
+        """The string Hive writes; ``ranges=False``: no ``lo-hi`` runs, which Hive 3.1's
+        storage-api cannot parse (a 3.1 metastore fails on them)."""
         if self.legacy:
             return f"{self.high_watermark}:{self.min_open}:" + ":".join(map(str, self.exceptions))
-        return (f"{self.high_watermark}:{self.min_open}:{_format_ids(self.open_ids, True)}:"
-                f"{_format_ids(self.aborted_ids, True)}")
+        return (f"{self.high_watermark}:{self.min_open}:{_format_ids(self.open_ids, ranges)}:"
+                f"{_format_ids(self.aborted_ids, ranges)}")
 
 
 def parse_txn_write_ids(text: str) -> tuple[int, dict[str, ValidWriteIdList]]:

@@ -37,6 +37,7 @@ SHARED_READ, SHARED_WRITE = 2, 3
 LEVEL_TABLE, LEVEL_PARTITION = 2, 3
 OP_INSERT = 2
 LOCK_STATES = {1: "ACQUIRED", 2: "WAITING", 3: "ABORT", 4: "NOT_ACQUIRED"}
+TXN_STATES = {1: "committed", 2: "aborted", 3: "open"}
 # The declared exceptions of the calls made, by their id in the result struct
 _EXCEPTIONS = {
     "get_table_req": {1: "MetaException", 2: "NoSuchObjectException"},
@@ -52,6 +53,7 @@ _EXCEPTIONS = {
                                  3: "MetaException"},
     "add_partition": {1: "InvalidObjectException", 2: "AlreadyExistsException",
                       3: "MetaException"},
+    "drop_partition_by_name": {1: "NoSuchObjectException", 2: "MetaException"},
 }
 
 
@@ -179,7 +181,19 @@ class Metastore:
                               f"add a partition to {table.full_name}")
         return _partition(table, answer)
 
+    def drop_partition(self, table: TableInfo, name: str) -> None:
+        """The partition out of the metastore, its files left where they are."""
+        self._answer("drop_partition_by_name", [(1, STRING, table.db), (2, STRING, table.name),
+                                                (3, STRING, name), (4, BOOL, False)],
+                     f"drop partition {name} of {table.full_name}")
+
     # -- snapshots ------------------------------------------------------------------------
+    def txn_states(self) -> dict[int, str]:
+        """Every transaction the metastore still lists: "open" or "aborted" (Hive 2.3's
+        transaction list does not tell them apart)."""
+        r = self._answer("get_open_txns_info", [], "list open transactions")
+        return {t[1]: TXN_STATES.get(t[2], str(t[2])) for t in r.get(2, [])}
+
     def txns(self) -> ValidTxnList:
         r = self._answer("get_open_txns", [], "list open transactions")
         legacy = self.version is HiveVersion.V2
@@ -189,7 +203,7 @@ class Metastore:
     def write_ids(self, table: TableInfo, txns: ValidTxnList) -> ValidWriteIdList:
         r = self._answer("get_valid_write_ids",
                          [(1, STRUCT, [(1, LIST, (STRING, [table.full_name])),
-                                       (2, STRING, str(txns))])],
+                                       (2, STRING, txns.text(ranges=False))])],
                          f"give the valid write ids of {table.full_name}")
         for t in r.get(1, []):
             if str(t.get(1, "")).lower() == table.full_name.lower():
