@@ -353,3 +353,18 @@ def test_a_convert_killed_at_any_moment_is_never_read(metastore, table, tmp_path
     selected = [e["name"] for p in listing["partitions"] for e in p["entries"]
                 if e["status"] == "selected"]
     assert len(selected) == 2 and set(selected) <= set(visible)
+
+
+def test_positional_column_names_read_as_the_metastore_names_them(metastore, table, tmp_path):
+    """Hive 2.3's writers name a file's row columns _col0.._colN: only the metastore knows them
+    as id and name."""
+    name, location = table
+    src = tmp_path / "in" / "x.orc"
+    src.parent.mkdir(parents=True)
+    po.write_table(pa.table({"_col0": pa.array([4], pa.int32()), "_col1": ["d"]}), str(src))
+    assert convert(metastore, src, name, "--schema", "struct<_col0:int,_col1:string>").code == 0
+    assert run("read", location).out.splitlines() == ['{"_col0":4,"_col1":"d"}']
+    assert run("read", name, "--metastore", metastore.url).out.splitlines() == [
+        '{"id":4,"name":"d"}']
+    doc = run("validate", name, "--metastore", metastore.url, "--format", "json").json()
+    assert doc["snapshot"]["source"] == f"metastore {metastore.url}"

@@ -386,6 +386,7 @@ def validate_json(report) -> dict:
     return {
         "paths": report.paths,
         "hive_version": o.snapshot.hive_version,
+        "snapshot": o.snapshot.describe(),
         "level": o.level,
         "summary": {**report.counts(), "tables": report.tables,
                     "partitions": report.partitions, "files": report.files},

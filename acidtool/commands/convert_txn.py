@@ -210,8 +210,27 @@ def for_metastore(opts):
     changes = dict(table=table, partition=partition, hive_version=target.snapshot.hive_version,
                    insert_only=target.snapshot.insert_only)
     if opts.buckets is None and info.bucketed:
-        changes.update(buckets=info.num_buckets, bucket_by=info.bucket_cols,
+        changes.update(buckets=info.num_buckets, bucket_by=_bucket_columns(info, opts.schema),
                        bucketing_version=info.bucketing_version)
     if opts.schema is None and info.columns:
         changes.update(schema=info.schema)
     return replace(opts, **changes), info
+
+
+def _bucket_columns(info: TableInfo, schema: str | None) -> tuple[str, ...]:
+    """The table's bucketing columns, named as ``--schema`` names them: by position, since a
+    schema of Hive 2.3's positional names (_col0..) is the same columns."""
+    if not schema:
+        return info.bucket_cols
+    from ..core.errors import UsageError
+    from ..core.orctypes import TypeStringError, struct_fields
+
+    try:
+        given = [name for name, _ in struct_fields(schema)]
+    except TypeStringError as exc:
+        raise UsageError(f"--schema: {exc}") from None
+    names = [c.name.lower() for c in info.columns]
+    if [n.lower() for n in given] == names or len(given) != len(names):
+        return info.bucket_cols
+    return tuple(given[names.index(c.lower())] for c in info.bucket_cols
+                 if c.lower() in names)
