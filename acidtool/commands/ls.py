@@ -64,8 +64,15 @@ def require_not_acid_dir(loc: Location) -> None:
 
 
 def _inspect(loc: Location, snapshot: Snapshot, ignore_empty_files: bool) -> TableState:
-    paths = list_tree(loc)
-    parts, stray = split_partitions(paths)
+    parts, stray = split_partitions(list_tree(loc))
+    return TableState(loc, snapshot, select_partitions(loc, parts, snapshot, ignore_empty_files),
+                      tuple(stray))
+
+
+def select_partitions(loc: Location, parts, snapshot: Snapshot,
+                      ignore_empty_files: bool = False) -> tuple[PartitionState, ...]:
+    """getAcidState of each listed partition of the table at ``loc`` (markers read as
+    needed)."""
     out = []
     for part in parts:
         ploc = loc.child(part.name)
@@ -76,4 +83,4 @@ def _inspect(loc: Location, snapshot: Snapshot, ignore_empty_files: bool) -> Tab
         state = select(listing, snapshot.write_ids, snapshot.txns, snapshot.hive_version,
                        ignore_empty_files=ignore_empty_files, insert_only=snapshot.insert_only)
         out.append(PartitionState(part.name, ploc, listing, state, links))
-    return TableState(loc, snapshot, tuple(out), tuple(stray))
+    return tuple(out)
