@@ -211,6 +211,20 @@ def decide(state: AcidState, version: HiveVersion | str, settings: Settings, *,
     return Decision("minor", count, **numbers)
 
 
+def statement(table: str, partition: str, kind: str) -> str:
+    """``ALTER TABLE db.t PARTITION (k='v') COMPACT 'major'`` (values unescaped from the
+    directory name, quoted as Hive's SQL quotes a string)."""
+    part = ""
+    if partition:
+        from .catalog import partition_values
+
+        quoted = (v.replace("\\", "\\\\").replace("'", "\\'")
+                  for _, v in partition_values(partition))
+        keys = (k for k, _ in partition_values(partition))
+        part = " PARTITION (" + ", ".join(f"{k}='{v}'" for k, v in zip(keys, quoted)) + ")"
+    return f"ALTER TABLE {table}{part} COMPACT '{kind}'"
+
+
 # -- the compactor's snapshot ----------------------------------------------------------------
 
 def compactor_snapshot(snap: Snapshot) -> Snapshot:

@@ -86,6 +86,12 @@ class Thresholds:
     delta_num: int = 10
     delta_pct: float = 0.1
 
+    def settings(self):
+        """As compaction-plan's settings (``core.compaction``), the rest at Hive's defaults."""
+        from .compaction import DELTA_NUM, DELTA_PCT, Settings
+
+        return Settings.of(**{DELTA_NUM: self.delta_num, DELTA_PCT: self.delta_pct})
+
 
 @dataclass(frozen=True)
 class Context:

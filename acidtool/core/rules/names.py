@@ -306,34 +306,25 @@ def _table_name(url: str, ctx: Context) -> str:
 
 @rule("ACID024", "compaction-due", "info", "names",
       "Compaction due: too many deltas, or deltas large next to the base",
-      what="More current deltas than hive.compactor.delta.num.threshold (10), or deltas "
-           "larger than hive.compactor.delta.pct.threshold (0.1) of the base. Thresholds: "
-           "--delta-num-threshold, --delta-pct-threshold. The finding carries the statement.",
+      what="What Hive's compaction Initiator decides (the same decision as `acidtool "
+           "compaction-plan`): deltas larger than hive.compactor.delta.pct.threshold (0.1) of "
+           "the base, or more current deltas than hive.compactor.delta.num.threshold (10). "
+           "Thresholds: --delta-num-threshold, --delta-pct-threshold. The finding carries "
+           "the statement.",
       why="Every delta is another file to open and merge for every read; Hive's initiator "
           "would schedule a compaction.",
       example="25 deltas on top of base_0000100/",
       fix="Run the statement in the finding (`ALTER TABLE ... COMPACT 'minor'` or 'major').")
 def _compaction_due(r: Rule, p: PartitionFacts, ctx: Context):
-    deltas = [e for e in p.state.delta_entries]
-    if not deltas:
+    from ..compaction import decide, statement
+
+    if not p.state.deltas:
         return
-    base = p.state.base_entry
-    delta_bytes = sum(e.size for e in deltas)
-    kind, why = None, ""
-    if base is not None and base.size and delta_bytes / base.size > ctx.thresholds.delta_pct:
-        kind, why = "major", (f"deltas are {delta_bytes / base.size:.0%} of the base "
-                              f"(threshold {ctx.thresholds.delta_pct:.0%})")
-    elif len(deltas) > ctx.thresholds.delta_num:
-        kind, why = "minor", (f"{len(deltas)} deltas (threshold {ctx.thresholds.delta_num})")
-    if kind is None:
+    d = decide(p.state, ctx.hive_version, ctx.thresholds.settings(), insert_only=ctx.insert_only)
+    if d.kind is None:
         return
-    part = ""
-    if p.partition:
-        spec = ", ".join(f"{k}='{v}'" for k, _, v in (c.partition("=") for c in
-                                                     p.partition.split("/")))
-        part = f" PARTITION ({spec})"
-    statement = f"ALTER TABLE {_table_name(p.url, ctx)}{part} COMPACT '{kind}'"
-    yield r.finding(p.url, f"compaction due: {why}", statement=statement, kind=kind)
+    yield r.finding(p.url, f"compaction due: {d.reason}", kind=d.kind,
+                    statement=statement(_table_name(p.url, ctx), p.partition, d.kind))
 
 
 @rule("ACID026", "symbolic-link", "error", "names",
