@@ -18,7 +18,7 @@ from ..core.errors import INTERRUPTED, TERMINATED, AcidToolError, ExitStatus, Te
 from .app import app, decode_app, note, silence_stdout
 
 # Each module registers its commands; --help lists them in this order.
-for _module in ("inspect", "check", "rows", "write", "repair", "decode"):
+for _module in ("inspect", "check", "plan", "rows", "write", "repair", "decode"):
     importlib.import_module(f"{__package__}.{_module}")
 app.add_typer(decode_app, name="decode")
 

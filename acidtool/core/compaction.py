@@ -211,18 +211,51 @@ def decide(state: AcidState, version: HiveVersion | str, settings: Settings, *,
     return Decision("minor", count, **numbers)
 
 
+def quote_identifier(name: str) -> str:
+    """A Hive identifier in backticks (a backtick inside doubled): a name from a path can hold
+    anything, and must not become SQL."""
+    inert = "".join(f"\\u{ord(c):04x}" if ord(c) < 0x20 or ord(c) == 0x7F or
+                    0xD800 <= ord(c) <= 0xDFFF else c for c in name)
+    return "`" + inert.replace("`", "``") + "`"
+
+
+def quote_string(value: str) -> str:
+    """A Hive SQL string literal: backslash escapes, control characters as \\uXXXX (one
+    statement stays one line)."""
+    out = []
+    for ch in value:
+        if ch in "\\'":
+            out.append("\\" + ch)
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F or 0xD800 <= ord(ch) <= 0xDFFF:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return "'" + "".join(out) + "'"
+
+
 def statement(table: str, partition: str, kind: str) -> str:
-    """``ALTER TABLE db.t PARTITION (k='v') COMPACT 'major'`` (values unescaped from the
-    directory name, quoted as Hive's SQL quotes a string)."""
+    """``ALTER TABLE `db`.`t` PARTITION (`k`='v') COMPACT 'major'``: the partition's values
+    unescaped from its directory name, every name and value quoted."""
+    from .catalog import partition_values
+
+    name = ".".join(quote_identifier(p) for p in table.split(".", 1))
     part = ""
     if partition:
-        from .catalog import partition_values
+        part = " PARTITION (" + ", ".join(f"{quote_identifier(k)}={quote_string(v)}"
+                                          for k, v in partition_values(partition)) + ")"
+    return f"ALTER TABLE {name}{part} COMPACT '{kind}'"
 
-        quoted = (v.replace("\\", "\\\\").replace("'", "\\'")
-                  for _, v in partition_values(partition))
-        keys = (k for k, _ in partition_values(partition))
-        part = " PARTITION (" + ", ".join(f"{k}='{v}'" for k, v in zip(keys, quoted)) + ")"
-    return f"ALTER TABLE {table}{part} COMPACT '{kind}'"
+
+def table_name_of(url: str) -> tuple[str, bool]:
+    """The table a warehouse path names, and whether that is a guess: ``.../db.db/t[/k=v]`` ->
+    ``db.t``; a table directory elsewhere is taken for ``default.<its name>``."""
+    from .names import is_partition_component
+
+    parts = [x for x in url.rstrip("/").split("/") if x and not is_partition_component(x)]
+    for i in range(len(parts) - 2, -1, -1):
+        if parts[i].endswith(".db") and i + 1 < len(parts):
+            return f"{parts[i][:-3]}.{parts[i + 1]}", True
+    return f"default.{parts[-1] if parts else 'table'}", True
 
 
 # -- the compactor's snapshot ----------------------------------------------------------------

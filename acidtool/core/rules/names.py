@@ -295,13 +295,9 @@ def _unread_originals(r: Rule, p: PartitionFacts, ctx: Context):
 
 
 def _table_name(url: str, ctx: Context) -> str:
-    if ctx.table_name:
-        return ctx.table_name
-    parts = [x for x in url.rstrip("/").split("/") if x and not is_partition_component(x)]
-    for i, part in enumerate(parts[:-1]):
-        if part.endswith(".db"):
-            return f"{part[:-3]}.{parts[i + 1]}"
-    return parts[-1] if parts else "<table>"
+    from ..compaction import table_name_of
+
+    return ctx.table_name or table_name_of(url)[0]
 
 
 @rule("ACID024", "compaction-due", "info", "names",

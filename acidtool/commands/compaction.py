@@ -1,0 +1,105 @@
+"""``acidtool compaction-plan``: which tables and partitions Hive's Initiator would compact now.
+
+Each table (or, with ``recursive``, every ACID table below each PATH) is listed once; each
+partition's getAcidState is taken at the compactor's snapshot (``core.compaction``) and judged by
+the Initiator's rules of the Hive version. Table names come from the metastore when one is
+linked, else from the warehouse path, and each row says which.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Sequence
+
+from ..core.compaction import (
+    Decision,
+    Settings,
+    compactor_snapshot,
+    decide,
+    statement,
+    table_name_of,
+)
+from ..core.partitions import TableListing, discover_tables, split_partitions
+from ..core.snapshot import Snapshot
+from ..io.fs import list_tree, resolve
+from .ls import require_not_acid_dir, select_partitions
+from .target import Target
+
+
+@dataclass(frozen=True)
+class Row:
+    table: str  # db.table
+    table_source: str  # "metastore", "--table", or "path" (a guess from the warehouse path)
+    partition: str  # "" or k=v/k2=v2
+    path: str
+    decision: Decision
+
+    @property
+    def statement(self) -> str | None:
+        return statement(self.table, self.partition, self.decision.kind) \
+            if self.decision.kind else None
+
+    def as_dict(self) -> dict:
+        return {"table": self.table, "table_from": self.table_source,
+                "partition": self.partition, "path": self.path, **self.decision.as_dict(),
+                "statement": self.statement}
+
+
+@dataclass(frozen=True)
+class CompactionPlan:
+    snapshot: Snapshot  # the reader's snapshot given (the compactor's is made of it)
+    settings: Settings
+    rows: tuple[Row, ...]
+
+    @property
+    def due(self) -> list[Row]:
+        return [r for r in self.rows if r.decision.kind]
+
+
+def compaction_plan(paths: Sequence[str], target: Target, settings: Settings, *,
+                    recursive: bool = False, table: str | None = None,
+                    metastore: str | None = None) -> CompactionPlan:
+    """Decide for every partition of the tables at ``paths``. ``target`` is the first PATH's
+    resolution (its snapshot, Hive version and, with a metastore, its table)."""
+    rows: list[Row] = []
+    for path in paths:
+        loc = resolve(target.url if path == paths[0] else path)
+        if not recursive:
+            require_not_acid_dir(loc)
+        listing = list_tree(loc)
+        if recursive:
+            tables = discover_tables(listing)
+        else:
+            tables = [TableListing("", tuple(split_partitions(listing)[0]))]
+        for t in tables:
+            tloc = loc.child(t.root) if t.root else loc
+            name, source, snap, props = _table_of(tloc.url, target, table, metastore,
+                                                  first=not recursive and path == paths[0])
+            chosen = settings.for_table(props)
+            for part in select_partitions(tloc, t.partitions, compactor_snapshot(snap)):
+                decision = decide(part.state, snap.hive_version, chosen,
+                                  insert_only=snap.insert_only)
+                rows.append(Row(name, source, part.partition, part.location.url, decision))
+    return CompactionPlan(target.snapshot, settings, tuple(rows))
+
+
+def _table_of(url: str, target: Target, table: str | None, metastore: str | None,
+              first: bool) -> tuple[str, str, Snapshot, dict | None]:
+    """(name, where the name came from, the snapshot, the table's properties)."""
+    if first and target.table is not None:
+        return target.table.full_name, "metastore", target.snapshot, target.table.parameters
+    if table:
+        return table, "--table", target.snapshot, None
+    if metastore:  # each table of a tree by its location
+        from ..core.catalog import MetastoreError
+        from .target import resolve as resolve_target
+
+        try:
+            found = resolve_target(url, metastore=metastore,
+                                   hive_version=target.snapshot.hive_version)
+        except MetastoreError:
+            pass
+        else:
+            return (found.table.full_name, "metastore", found.snapshot,
+                    found.table.parameters)
+    return table_name_of(url)[0], "path", replace(target.snapshot), None
