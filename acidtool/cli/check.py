@@ -20,6 +20,7 @@ from .app import (
     emit,
     emit_json,
     emit_raw,
+    note,
     snapshot_note,
 )
 
@@ -86,6 +87,14 @@ def validate_command(
                                   help="ACID024: hive.compactor.delta.num.threshold."),
     delta_pct: float = typer.Option(0.1, "--delta-pct-threshold", min=0.0,
                                     help="ACID024: hive.compactor.delta.pct.threshold."),
+    spark: bool = typer.Option(False, "--spark", help="Check the partitions on Spark's "
+                               "executors (footers, rows, rules); the driver lists the tree "
+                               "and gathers the findings: the same findings as without it."),
+    master: Optional[str] = typer.Option(None, "--master", help="With --spark: the Spark "
+                                         "master (default local[*], or the active session's)."),
+    output: Optional[str] = typer.Option(None, "--output", help="Also write the findings as a "
+                                         "Parquet dataset: DIR/findings/ and DIR/tables/ (a "
+                                         "summary per table)."),
 ) -> None:
     """Lint ACID table directories and landing zones, as Hive would see them.
 
@@ -100,6 +109,7 @@ def validate_command(
       acidtool validate /warehouse/shop.db/orders
       acidtool validate -r /warehouse --level rows --format junit > acid.xml
       acidtool validate /landing/orders --select ACID001,ACID004,ACID007 --fail-on warning
+      acidtool validate -r hdfs://nn:8020/warehouse --spark --master yarn --output /tmp/acid
 
     Exit status: 0 nothing at or above --fail-on; 1 findings; 2 bad option or unreadable PATH.
     Nothing is ever written.
@@ -125,7 +135,7 @@ def validate_command(
                                                          else None),
         thresholds=Thresholds(delta_num, delta_pct),
         table_name=table or (target.table.full_name if target.table else None),
-        select=_codes(select_), ignore=_codes(ignore) or ())
+        select=_codes(select_), ignore=_codes(ignore) or (), spark=spark, master=master)
     opts.codes()  # reject unknown codes before reading anything
     if schema:
         from ..core.orctypes import TypeStringError, struct_fields
@@ -134,6 +144,10 @@ def validate_command(
         except TypeStringError as exc:
             raise UsageError(f"--schema: {exc}") from None
     report = validate(paths, opts, progress=sys.stderr.isatty())
+    if output:
+        from ..commands.findings import write_dataset
+
+        note(f"findings written to {write_dataset(report, output)} (findings/, tables/)")
     if fmt is ValidateFormat.json:
         emit_json(validate_json(report))
     elif fmt is ValidateFormat.jsonl:

@@ -8,6 +8,8 @@ from typing import List, Optional
 
 import typer
 
+from ..core.errors import UsageError
+
 from .app import (
     HIVE_VERSION,
     INSERT_ONLY,
@@ -45,6 +47,12 @@ def ls_command(
         False, "--ignore-empty-files",
         help="Skip zero-length original files, as Hive's ORC reader does (getAcidState's "
              "ignoreEmptyFiles)."),
+    recursive: bool = typer.Option(False, "--recursive", "-r", help="Every ACID table below "
+                                   "PATH (a warehouse): one report per table."),
+    spark: bool = typer.Option(False, "--spark", help="With --recursive: select each share of "
+                               "partitions on Spark's executors (same output)."),
+    master: Optional[str] = typer.Option(None, "--master", help="With --spark: the Spark "
+                                         "master (default local[*])."),
 ) -> None:
     """List a table directory and compute Hive's getAcidState selection for a snapshot.
 
@@ -71,8 +79,14 @@ def ls_command(
     snapshot_note(target.snapshot)
     # The collector stays off until the report is printed and freed: switched back on while
     # the objects of a big listing are alive, its first pass would walk every one of them.
+    if spark and not recursive:
+        raise UsageError("--spark goes with --recursive (a warehouse's tables)")
     with paused_gc():
-        failures = _ls(target.url, target.snapshot, fmt, files, ignore_empty_files)
+        if recursive:
+            failures = _ls_tree(target.url, target.snapshot, fmt, files, ignore_empty_files,
+                                (master or "") if spark else None)
+        else:
+            failures = _ls(target.url, target.snapshot, fmt, files, ignore_empty_files)
     for failure in failures:
         print(f"acidtool: {failure}", file=sys.stderr)
     if failures:
@@ -92,6 +106,22 @@ def _ls(path: str, snapshot, fmt: Format, files: bool, ignore_empty_files: bool)
     return [f"{p.partition or p.location.url}: Hive would fail: {p.state.error.message}"
             for p in state.partitions if p.state.error is not None]
 
+
+
+def _ls_tree(path: str, snapshot, fmt: Format, files: bool, ignore_empty_files: bool,
+             spark: str | None) -> list[str]:
+    """``ls --recursive``: a report per table; JSON: {"path", "tables": [ls's document]}."""
+    from ..commands.ls import inspect_tree
+    from .output import display, dumps, ls_json, ls_table
+
+    tables = inspect_tree(path, snapshot, ignore_empty_files=ignore_empty_files, spark=spark)
+    if fmt is Format.json:
+        emit(dumps({"path": path, "tables": [ls_json(t, files) for t in tables]},
+                   max_depth=5))
+    else:
+        emit("\n\n".join(f"== {display(t.location.url)}\n{ls_table(t, files)}" for t in tables))
+    return [f"{p.location.url}: Hive would fail: {p.state.error.message}"
+            for t in tables for p in t.partitions if p.state.error is not None]
 
 
 class Operation(str, enum.Enum):

@@ -84,3 +84,46 @@ def select_partitions(loc: Location, parts, snapshot: Snapshot,
                        ignore_empty_files=ignore_empty_files, insert_only=snapshot.insert_only)
         out.append(PartitionState(part.name, ploc, listing, state, links))
     return tuple(out)
+
+
+def inspect_tree(path: str, snapshot: Snapshot, *, ignore_empty_files: bool = False,
+                 spark: str | None = None) -> list[TableState]:
+    """Every ACID table below ``path`` (``ls --recursive``), one listing of the tree; with
+    ``spark`` (the master, "" for the default) each share of partitions is selected on Spark's
+    executors (their markers read there)."""
+    from ..core.partitions import discover_tables
+
+    loc = resolve(path)
+    require_dir(loc)
+    tables = discover_tables(list_tree(loc))
+    if not tables:
+        from ..core.errors import PathError
+
+        raise PathError(f"no ACID table or partition found under {path}")
+    tlocs = [loc.child(t.root) if t.root else loc for t in tables]
+    if spark is None:
+        return [TableState(tloc, snapshot, select_partitions(tloc, t.partitions, snapshot,
+                                                             ignore_empty_files), ())
+                for tloc, t in zip(tlocs, tables)]
+    from .spark_jobs import chunked, parallelism, spark_map
+
+    units = [(i, part) for i, t in enumerate(tables) for part in t.partitions]
+    chunks = chunked(units, parallelism(spark or None), 64)
+    urls = [tloc.url for tloc in tlocs]
+
+    def work(chunk):  # on an executor: markers read, getAcidState; no Location travels
+        out = []
+        for i, part in chunk:
+            (state,) = select_partitions(resolve(urls[i]), [part], snapshot, ignore_empty_files)
+            out.append((i, part.name, dict(state.listing.markers), state.state, state.links))
+        return out
+
+    by_table: list[list[PartitionState]] = [[] for _ in tables]
+    for _, results in spark_map(work, chunks, spark or None):
+        for i, name, markers, state, links in results:
+            ploc = tlocs[i].child(name)
+            part = next(p for p in tables[i].partitions if p.name == name)
+            paths, _ = split_links(part.paths)
+            listing = Listing(tuple(paths), MappingProxyType(markers), root=ploc.url)
+            by_table[i].append(PartitionState(name, ploc, listing, state, links))
+    return [TableState(tloc, snapshot, tuple(parts), ()) for tloc, parts in zip(tlocs, by_table)]

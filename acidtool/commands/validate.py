@@ -16,7 +16,7 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Callable, Sequence
 
@@ -68,6 +68,8 @@ class ValidateOptions:
     table_name: str | None = None
     select: tuple[str, ...] | None = None
     ignore: tuple[str, ...] = ()
+    spark: bool = False  # shares of partitions checked by Spark's executors (spark_jobs)
+    master: str | None = None
 
     def codes(self) -> list[str]:
         return select_codes(self.select, self.ignore)
@@ -95,6 +97,7 @@ class Report:
     tables: int = 0
     partitions: int = 0
     files: int = 0
+    table_roots: list[str] = field(default_factory=list)  # each table's directory, as named
 
     def counts(self) -> dict[str, int]:
         return {s: sum(1 for f in self.findings if f.severity == s) for s in SEVERITIES}
@@ -316,7 +319,7 @@ def validate(paths: Sequence[str], opts: ValidateOptions, *, progress: bool = Fa
 def _validate_path(loc: Location, opts: ValidateOptions, ctx: Context, codes: list[str],
                    pool: ThreadPoolExecutor, progress: bool, report: Report) -> None:
     processes = _processes(loc, opts)
-    if loc.is_local and not opts.recursive:
+    if loc.is_local and not opts.recursive and not opts.spark:
         top = _top_partitions(loc)
         # Each process lists its own share too. In one process as well, this beats one
         # listing of the tree: paths come relative to their partition, with nothing to split,
@@ -334,12 +337,14 @@ def _validate_path(loc: Location, opts: ValidateOptions, ctx: Context, codes: li
         tables = [("", parts, stray)]
     # Many partitions (a deep or remote table, a warehouse tree) are checked share by share
     # too, in processes where they can be forked: memory then holds one share's facts.
-    if sum(len(parts) for _, parts, _ in tables) >= SHARE_MIN_PARTITIONS:
+    if sum(len(parts) for _, parts, _ in tables) >= SHARE_MIN_PARTITIONS or opts.spark:
         units = [(i, part) for i, (_, parts, _) in enumerate(tables) for part in parts]
-        work = functools.partial(_check_listed, loc, [root for root, _, _ in tables], opts=opts,
-                                 ctx=ctx, codes=codes, remote=not loc.is_local)
+        work = functools.partial(_check_listed, loc, [root for root, _, _ in tables],
+                                 opts=replace(opts, spark=False), ctx=ctx, codes=codes,
+                                 remote=not loc.is_local)
         _in_processes(units, work, processes, len(tables), progress, report, ctx, codes,
-                      "partitions")
+                      "partitions", spark=opts.master or "" if opts.spark else None)
+        report.table_roots.extend(loc.child(r).url if r else loc.url for r, _, _ in tables)
         return
     threads = pool if not loc.is_local else None
     planned = [(loc.child(root) if root else loc,
@@ -348,6 +353,7 @@ def _validate_path(loc: Location, opts: ValidateOptions, ctx: Context, codes: li
     _read_all([p for _, ps, _ in planned for p in ps], opts, pool, progress,
               remote=not loc.is_local)
     for tloc, pending, stray in planned:
+        report.table_roots.append(tloc.url)
         table = TableFacts(tloc.url, tuple(p.facts() for p in pending),
                            tuple(s.path for s in stray))
         report.findings.extend(run_rules(table, ctx, codes))
@@ -444,10 +450,38 @@ def _check_pending(pending: list[_Pending], opts: ValidateOptions, ctx: Context,
 
 def _in_processes(units: list, work: Callable[[list], _Checked], processes: int, tables: int,
                   progress: bool, report: Report, ctx: Context, codes: list[str],
-                  what: str) -> None:
+                  what: str, spark: str | None = None) -> None:
     """``work`` over chunks of ``units`` (``what`` they are, for the progress line) in up to
-    ``processes`` processes (one: this process only); then the table rules of each of the
-    ``tables``."""
+    ``processes`` processes (one: this process only), or as Spark tasks (``spark``: the
+    master, "" for the default); then the table rules of each of the ``tables``."""
+    bar = _Progress(len(units), progress, "checked {done}/{total} " + what, 1)
+    gathered: list[dict[str, list]] = [{} for _ in range(tables)]
+
+    def add(chunk: list, checked: _Checked) -> None:
+        for index, found, values, partitions, files in checked:
+            report.findings.extend(found)
+            add_gathered(gathered[index], values)
+            report.partitions += partitions
+            report.files += files
+        bar.tick(len(chunk))
+
+    if spark is not None:
+        from .spark_jobs import chunked, parallelism, spark_map
+
+        chunks = chunked(units, parallelism(spark or None), CHUNK_MAX)
+        bar.enabled = False  # the executors' progress is counted as their tasks finish
+        tasks = _Progress(len(chunks), progress, "checked {done}/{total} shares of " + what, 1)
+        for index, checked in spark_map(work, chunks, spark or None, tick=tasks.tick):
+            add(chunks[index], checked)
+    else:
+        _on_this_machine(units, work, processes, add)
+    for values in gathered:
+        report.findings.extend(check_table(values, ctx, codes))
+    report.tables += tables
+
+
+def _on_this_machine(units: list, work: Callable[[list], _Checked], processes: int,
+                     add: Callable[[list, _Checked], None]) -> None:
     # small enough to keep every process busy, and the progress line moving
     size = max(1, min(len(units) // (processes * 4), CHUNK_MAX))
     chunks = [units[i:i + size] for i in range(0, len(units), size)]
@@ -461,23 +495,9 @@ def _in_processes(units: list, work: Callable[[list], _Checked], processes: int,
             pool = multiprocessing.get_context("fork").Pool(min(processes - 1, len(theirs)))
         except (OSError, ImportError, ValueError):
             mine, theirs = chunks, []
-    bar = _Progress(len(units), progress, "checked {done}/{total} " + what, 1)
-    gathered: list[dict[str, list]] = [{} for _ in range(tables)]
-
-    def add(chunk: list, checked: _Checked) -> None:
-        for index, found, values, partitions, files in checked:
-            report.findings.extend(found)
-            add_gathered(gathered[index], values)
-            report.partitions += partitions
-            report.files += files
-        bar.tick(len(chunk))
-
     with pool or contextlib.nullcontext():
         results = pool.imap(work, theirs) if pool is not None else iter(())
         for chunk in mine:
             add(chunk, work(chunk))
         for chunk, checked in zip(theirs, results):
             add(chunk, checked)
-    for values in gathered:
-        report.findings.extend(check_table(values, ctx, codes))
-    report.tables += tables
