@@ -28,7 +28,7 @@ _PANDAS_FREE = ("dump", "read", "diff", "validate", "meta")
 
 def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
-    if argv is None and args[:1] and args[0] in _PANDAS_FREE:
+    if argv is None and args[:1] and args[0] in _PANDAS_FREE and "--spark" not in args:
         from ..io.nopandas import leave_pandas_out
 
         leave_pandas_out()

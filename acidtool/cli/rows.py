@@ -54,6 +54,11 @@ def read_command(
     memory_limit: Optional[str] = typer.Option(None, "--memory-limit", help="Memory for delete "
                                                "keys, e.g. 512M or 2G: above it they are "
                                                "streamed in chunks instead of held."),
+    spark: bool = typer.Option(False, "--spark", help="Read on Spark's executors, one task per "
+                               "(partition, bucket), and write a dataset: needs --format "
+                               "parquet or orc and -o DIR."),
+    master: Optional[str] = typer.Option(None, "--master", help="With --spark: the Spark "
+                                         "master (default local[*])."),
 ) -> None:
     """The rows Hive would return for a snapshot, deletes applied, without Hive.
 
@@ -78,6 +83,10 @@ def read_command(
     from ..api import Table
     from ..io.sink import write_rows
 
+    if spark:
+        _read_on_spark(path, metastore, write_ids, txns, hive_version, table, insert_only,
+                       fmt.value, output, csv_items(columns), with_row_id, master)
+        return
     if fmt in (ReadFormat.parquet, ReadFormat.orc) and output is None and sys.stdout.isatty():
         raise UsageError(f"--format {fmt.value} writes binary data: give --output FILE or "
                          "redirect stdout")
@@ -94,6 +103,27 @@ def read_command(
         raise typer.Exit(0)
     if output:
         note(f"wrote {rows} rows to {output}")
+
+
+def _read_on_spark(path, metastore, write_ids, txns, hive_version, table, insert_only, fmt,
+                   output, columns, with_row_id, master) -> None:
+    """``read --spark``: the DataFrame of ``acidtool.spark.read_table`` written as a dataset
+    (Spark's part files), in parallel; nothing passes through this process."""
+    if fmt not in ("parquet", "orc") or not output:
+        raise UsageError("--spark writes a dataset: give --format parquet or orc and -o DIR")
+    from ..commands.convert_spark import session, spark_problem
+    from ..io.fs import kind_of, resolve
+    from ..spark import read_table
+
+    problem = spark_problem()
+    if problem:
+        raise UsageError(problem)
+    if kind_of(resolve(output)) != "missing":
+        raise UsageError(f"-o {output}: exists already (acidtool never overwrites)")
+    df = read_table(session(master), path, write_ids, txns, hive_version, with_row_id=with_row_id,
+                    columns=columns, metastore=metastore, table=table, insert_only=insert_only)
+    df.write.format(fmt).mode("errorifexists").save(output)
+    note(f"wrote a {fmt} dataset to {output}")
 
 
 @app.command("diff")

@@ -377,14 +377,30 @@ class PartitionReader:
         return pa.table(table_cols)
 
     def tables(self) -> Iterator[pa.Table]:
+        for unit in self.units():
+            yield from self.unit_tables(unit)
+
+    def units(self) -> list[tuple[str, object]]:
+        """The pieces this partition's rows can be read in, each on its own (a Spark task
+        each): an insert-only table's files, a split-update table's buckets, or (Hive 2.3's
+        legacy merge) the whole partition."""
         if self.snapshot.insert_only:
-            yield from self._insert_only()
+            return [("file", rel) for rel in self.insert_only_files()]
+        buckets, _ = self._plan
+        if self.legacy:
+            return [("legacy", None)]
+        return [("bucket", b) for b in sorted(buckets)]
+
+    def unit_tables(self, unit: tuple[str, object]) -> Iterator[pa.Table]:
+        kind, key = unit
+        if kind == "file":
+            yield from self._insert_only([key])
             return
         buckets, legacy_events = self._plan
-        if self.legacy:
+        if kind == "legacy":
             yield from self._legacy(legacy_events)
             return
-        for b in sorted(buckets):
+        for b in [key]:
             group = buckets[b]
             streaming = bool(group.deletes) and self._too_many_deletes(group.deletes)
             deletes = self._delete_keys(group.deletes) if group.deletes and not streaming \

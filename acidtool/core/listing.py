@@ -95,6 +95,10 @@ class Listing:
     markers: Mapping[str, bytes] = field(default_factory=lambda: MappingProxyType({}))
     root: str = ""  # only used to name the directory in messages
 
+    def __reduce__(self):
+        """Pickled with its markers as a plain dict (a partition read on Spark's executors)."""
+        return _listing, (self.paths, dict(self.markers), self.root)
+
     @classmethod
     def from_paths(cls, paths: Iterable[str], *, sizes: Mapping[str, int] | None = None,
                    markers: Mapping[str, bytes] | None = None, root: str = "",
@@ -163,3 +167,7 @@ def markers_needed(paths: Iterable[PathInfo], hive_version: str) -> list[str]:
     return [p.path for p in paths
             if not p.is_dir and p.path.startswith(BASE_PREFIX) and p.path.count("/") == 1
             and p.path.endswith("/" + METADATA_FILE)]
+
+
+def _listing(paths, markers, root) -> Listing:
+    return Listing(paths, MappingProxyType(markers), root)

@@ -49,3 +49,17 @@ def plain_batches(loc: Location, rel: str, batch_rows: int, threads: bool = True
     raise OrcReadError(f"{loc.url_of(rel)}: neither ORC nor Parquet (a text, Avro or JSON "
                        "file?): read takes the ORC and Parquet data files of insert-only "
                        "tables; other formats are not supported")
+
+
+def plain_schema(loc: Location, rel: str) -> pa.Schema:
+    """A plain data file's Arrow schema, from its footer (no rows read); empty for an empty
+    file."""
+    kind = data_format(loc, rel)
+    if kind == "orc":
+        return open_orc(loc, rel).file.schema
+    if kind == "parquet":
+        import pyarrow.parquet as pq
+
+        with open_input_file(loc, rel) as f:
+            return pq.ParquetFile(f).schema_arrow
+    return pa.schema([])
