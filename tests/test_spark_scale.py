@@ -88,3 +88,11 @@ def test_output_writes_the_findings_as_parquet(spark, tmp_path):
 
 def test_spark_without_recursive_is_refused_for_ls(tmp_path):
     assert run("ls", tmp_path, "--spark").code == 2
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_compaction_plan_on_spark_plans_what_it_plans_here(spark, tmp_path, seed):
+    root = warehouse(tmp_path / "w", random.Random(200 + seed))
+    _same(["compaction-plan", "-r", root, "--format", "json", "--set",
+           "hive.compactor.delta.num.threshold=4"])
+    _same(["compaction-plan", "-r", root, "--format", "sql"])

@@ -48,6 +48,10 @@ def compaction_plan_command(
         "hive.compactor.abortedtxn.threshold (1000), hive.compactor.crud.query.based (false). "
         "A table's compactorthreshold.KEY properties (from the metastore) override them."),
     metastore: Optional[str] = METASTORE,
+    spark: bool = typer.Option(False, "--spark", help="Select and judge the partitions on "
+                               "Spark's executors (a warehouse; the same plan)."),
+    master: Optional[str] = typer.Option(None, "--master", help="With --spark: the Spark "
+                                         "master (default local[*])."),
     fmt: PlanFormat = typer.Option(PlanFormat.text, "--format", help="text, json, or sql (the "
                                    "statements to run)."),
 ) -> None:
@@ -76,7 +80,7 @@ def compaction_plan_command(
                      write_ids=write_ids, txns=txns, table=table, insert_only=insert_only)
     snapshot_note(target.snapshot)
     plan = compaction_plan(paths, target, settings, recursive=recursive, table=table,
-                           metastore=metastore)
+                           metastore=metastore, spark=(master or "") if spark else None)
     if fmt is PlanFormat.json:
         emit_json(_json(plan))
     elif fmt is PlanFormat.sql:

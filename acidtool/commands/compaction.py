@@ -58,10 +58,12 @@ class CompactionPlan:
 
 def compaction_plan(paths: Sequence[str], target: Target, settings: Settings, *,
                     recursive: bool = False, table: str | None = None,
-                    metastore: str | None = None) -> CompactionPlan:
+                    metastore: str | None = None, spark: str | None = None) -> CompactionPlan:
     """Decide for every partition of the tables at ``paths``. ``target`` is the first PATH's
-    resolution (its snapshot, Hive version and, with a metastore, its table)."""
-    rows: list[Row] = []
+    resolution (its snapshot, Hive version and, with a metastore, its table). ``spark`` (the
+    master, "" for the default): the partitions are selected and judged on Spark's
+    executors, a share at a time."""
+    jobs: list[tuple] = []  # (table's url, name, source, snapshot, settings, partition listing)
     for path in paths:
         loc = resolve(target.url if path == paths[0] else path)
         if not recursive:
@@ -76,11 +78,25 @@ def compaction_plan(paths: Sequence[str], target: Target, settings: Settings, *,
             name, source, snap, props = _table_of(tloc.url, target, table, metastore,
                                                   first=not recursive and path == paths[0])
             chosen = settings.for_table(props)
-            for part in select_partitions(tloc, t.partitions, compactor_snapshot(snap)):
-                decision = decide(part.state, snap.hive_version, chosen,
-                                  insert_only=snap.insert_only)
-                rows.append(Row(name, source, part.partition, part.location.url, decision))
+            jobs.extend((tloc.url, name, source, snap, chosen, part) for part in t.partitions)
+    if spark is None:
+        rows = _judge(jobs)
+    else:
+        from .spark_jobs import chunked, parallelism, spark_map
+
+        chunks = chunked(jobs, parallelism(spark or None), 64)
+        rows = [row for _, done in spark_map(_judge, chunks, spark or None) for row in done]
     return CompactionPlan(target.snapshot, settings, tuple(rows))
+
+
+def _judge(jobs: list[tuple]) -> list[Row]:
+    """The decision for each partition (in this process, or on an executor)."""
+    out = []
+    for url, name, source, snap, chosen, listing in jobs:
+        (part,) = select_partitions(resolve(url), [listing], compactor_snapshot(snap))
+        decision = decide(part.state, snap.hive_version, chosen, insert_only=snap.insert_only)
+        out.append(Row(name, source, part.partition, part.location.url, decision))
+    return out
 
 
 def _table_of(url: str, target: Target, table: str | None, metastore: str | None,
