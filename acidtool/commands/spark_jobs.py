@@ -77,9 +77,13 @@ def _one_line(exc: BaseException) -> BaseException:
     return exc
 
 
-def chunked(units: list, parallelism: int, most: int) -> list[list]:
-    """Shares small enough to keep every executor busy (four a slot), at most ``most``."""
-    size = max(1, min(len(units) // max(1, parallelism * 4), most))
+def chunked(units: list, parallelism: int, most: int | None = None) -> list[list]:
+    """Four shares a task slot: enough to even out the slots, few enough that a task's fixed
+    cost (scheduling, the closure's shipping, the answer's) stays small next to its work;
+    ``most`` units in a share at most."""
+    size = max(1, -(-len(units) // max(1, parallelism * 4)))
+    if most:
+        size = min(size, most)
     return [units[i:i + size] for i in range(0, len(units), size)]
 
 

@@ -468,7 +468,7 @@ def _in_processes(units: list, work: Callable[[list], _Checked], processes: int,
     if spark is not None:
         from .spark_jobs import chunked, parallelism, spark_map
 
-        chunks = chunked(units, parallelism(spark or None), CHUNK_MAX)
+        chunks = chunked(units, parallelism(spark or None))
         bar.enabled = False  # the executors' progress is counted as their tasks finish
         tasks = _Progress(len(chunks), progress, "checked {done}/{total} shares of " + what, 1)
         for index, checked in spark_map(work, chunks, spark or None, tick=tasks.tick):
