@@ -45,6 +45,8 @@ bench: install
 	$(BIN)/python benchmarks/bench_convert.py
 	$(BIN)/python benchmarks/bench_hdfs.py
 	$(BIN)/python benchmarks/bench_repair.py
+	$(BIN)/python benchmarks/bench_warehouse.py
+	$(BIN)/python benchmarks/bench_spark_read.py
 
 clean:
 	rm -rf $(VENV) demo-table build *.egg-info .pytest_cache .hypothesis
