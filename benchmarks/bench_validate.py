@@ -31,15 +31,21 @@ from acidtool.io.acidwrite import INSERT, Event, write_acid_file  # noqa: E402
 PARTITIONS, DELTAS, BUCKETS = 200, 10, 5
 
 
-def build(root: Path) -> list[Path]:
+def bucket_files(deltas: int, buckets: int) -> dict[tuple[int, int], bytes]:
+    """A small ACID bucket file (20 rows) for each (write id, bucket)."""
     blobs = {}
-    for w in range(1, DELTAS + 1):
-        for b in range(BUCKETS):
+    for w in range(1, deltas + 1):
+        for b in range(buckets):
             buf = io.BytesIO()
             write_acid_file(buf, "struct<id:int,name:string>",
                             [Event(INSERT, w, encode_v1(b, 0), i, w, (i, f"n{i}"))
                              for i in range(20)])
             blobs[(w, b)] = buf.getvalue()
+    return blobs
+
+
+def build(root: Path) -> list[Path]:
+    blobs = bucket_files(DELTAS, BUCKETS)
     files = []
     for p in range(PARTITIONS):
         for w in range(1, DELTAS + 1):

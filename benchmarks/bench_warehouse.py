@@ -11,7 +11,6 @@ cannot be faster. ``--files N`` makes a smaller warehouse for a quick look.
 from __future__ import annotations
 
 import argparse
-import io
 import os
 import sys
 import tempfile
@@ -19,24 +18,18 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_validate import bucket_files  # noqa: E402
 
 from acidtool.commands.validate import ValidateOptions, validate  # noqa: E402
-from acidtool.core.bucket import encode_v1  # noqa: E402
-from acidtool.io.acidwrite import INSERT, Event, write_acid_file  # noqa: E402
 
 DELTAS, BUCKETS, PARTITIONS_PER_TABLE = 10, 10, 10  # 100 files a partition
 
 
 def build(root: Path, files: int) -> int:
     """Tables of 10 partitions of 10 deltas of 10 buckets (the same small ORC file bytes)."""
-    blobs = {}
-    for w in range(1, DELTAS + 1):
-        for b in range(BUCKETS):
-            buf = io.BytesIO()
-            write_acid_file(buf, "struct<id:int,name:string>",
-                            [Event(INSERT, w, encode_v1(b, 0), i, w, (i, f"n{i}"))
-                             for i in range(20)])
-            blobs[(w, b)] = buf.getvalue()
+    blobs = bucket_files(DELTAS, BUCKETS)
     per_table = DELTAS * BUCKETS * PARTITIONS_PER_TABLE
     written = 0
     for t in range(max(1, files // per_table)):

@@ -143,3 +143,28 @@ def test_repair_applies_and_undoes_on_hdfs(minidfs, tmp_path, monkeypatch):
     assert rows == [0, 0, 1, 10]
     assert run("undo", applied.json()["journal"]).code == 0
     assert tree() == before
+
+
+def test_hdfs_scheme_over_webhdfs_converts_dumps_and_meta(tables, minidfs, tmp_path,
+                                                          monkeypatch):
+    """The writing and file-level commands through hdfs:// paths and ACIDTOOL_WEBHDFS."""
+    local, remote = tables
+    monkeypatch.setenv("ACIDTOOL_WEBHDFS", str(minidfs.http_port))
+    rpc = remote.replace(f"webhdfs://127.0.0.1:{minidfs.http_port}",
+                         f"hdfs://127.0.0.1:{minidfs.rpc_port}")
+    land = tmp_path / "land"
+    land.mkdir()
+    paorc.write_table(pa.table({"id": pa.array(range(3), pa.int32()),
+                                "name": ["a", "b", "c"]}), str(land / "a.orc"))
+    minidfs.filesystem().makedirs(remote.split(str(minidfs.http_port), 1)[1] + "/viarpc",
+                                  exist_ok=True)
+    result = run("convert", land, "--table", f"{rpc}/viarpc", "--write-id", "4")
+    assert result.code == 0, result.err
+    assert [json.loads(x)["id"] for x in run("read", f"{rpc}/viarpc").out.splitlines()] == \
+        [0, 1, 2]
+    for command in (["dump", f"{rpc}/demo", "--all"],
+                    ["meta", f"{rpc}/demo/base_0000002/bucket_00000", "--format", "json"]):
+        over_rpc_name = run(*command)
+        over_http = run(command[0], command[1].replace(rpc, remote), *command[2:])
+        assert over_rpc_name.code == over_http.code == 0, over_rpc_name.err
+        assert over_rpc_name.out.replace(rpc, "ROOT") == over_http.out.replace(remote, "ROOT")

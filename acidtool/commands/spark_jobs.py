@@ -21,7 +21,8 @@ def spark_map(work: Callable, chunks: Sequence, master: str | None, *,
               tick: Callable[[int], None] | None = None, verbose: bool = False
               ) -> Iterator[tuple[int, object]]:
     """``work(chunk)`` for every chunk, one Spark task each; (index, result) in chunk order.
-    ``tick(done)`` is told as tasks finish (an accumulator the driver polls)."""
+    ``tick(n)`` is told of the units (the chunks' items) of tasks as they finish (an
+    accumulator the driver polls)."""
     from .convert_spark import session, spark_problem
 
     problem = spark_problem()
@@ -36,7 +37,7 @@ def spark_map(work: Callable, chunks: Sequence, master: str | None, *,
     def task(item):
         index, chunk = item
         out = work(chunk)
-        done.add(1)
+        done.add(len(chunk))
         return index, out
 
     rdd = sc.parallelize(list(enumerate(chunks)), numSlices=max(1, len(chunks)))
@@ -59,8 +60,9 @@ def spark_map(work: Callable, chunks: Sequence, master: str | None, *,
             seen = done.value
     if failure:
         raise _one_line(failure[0])
-    if tick is not None and len(chunks) != seen:
-        tick(len(chunks) - seen)
+    total = sum(len(c) for c in chunks)
+    if tick is not None and total != seen:
+        tick(total - seen)
     yield from sorted(results, key=lambda r: r[0])
 
 

@@ -469,9 +469,8 @@ def _in_processes(units: list, work: Callable[[list], _Checked], processes: int,
         from .spark_jobs import chunked, parallelism, spark_map
 
         chunks = chunked(units, parallelism(spark or None))
-        bar.enabled = False  # the executors' progress is counted as their tasks finish
-        tasks = _Progress(len(chunks), progress, "checked {done}/{total} shares of " + what, 1)
-        for index, checked in spark_map(work, chunks, spark or None, tick=tasks.tick):
+        tick, bar.tick = bar.tick, lambda n: None  # counted as the executors' tasks finish
+        for index, checked in spark_map(work, chunks, spark or None, tick=tick):
             add(chunks[index], checked)
     else:
         _on_this_machine(units, work, processes, add)
