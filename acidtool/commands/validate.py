@@ -343,7 +343,7 @@ def _validate_path(loc: Location, opts: ValidateOptions, ctx: Context, codes: li
                                  opts=replace(opts, spark=False), ctx=ctx, codes=codes,
                                  remote=not loc.is_local)
         _in_processes(units, work, processes, len(tables), progress, report, ctx, codes,
-                      "partitions", spark=opts.master or "" if opts.spark else None)
+                      "partitions", (opts.master or "") if opts.spark else None)
         report.table_roots.extend(loc.child(r).url if r else loc.url for r, _, _ in tables)
         return
     threads = pool if not loc.is_local else None
