@@ -55,6 +55,8 @@ def test_ls_names_a_table_and_takes_the_metastores_snapshot(metastore, table, tm
     assert doc["snapshot"]["source"] == f"metastore {metastore.url}"
     assert doc["path"].rstrip("/").endswith(location.lstrip("/"))
     assert "snapshot" in result.err and metastore.url in result.err
+    assert doc["metastore"]["table"] == name and doc["metastore"]["columns"] == ["id", "name"]
+    assert (doc["metastore"]["num_buckets"], doc["metastore"]["bucket_cols"]) == (2, ["id"])
 
 
 def test_a_converted_delta_is_committed_in_the_metastore_and_read_by_name(metastore, table,

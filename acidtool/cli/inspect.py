@@ -86,21 +86,23 @@ def ls_command(
             failures = _ls_tree(target.url, target.snapshot, fmt, files, ignore_empty_files,
                                 (master or "") if spark else None)
         else:
-            failures = _ls(target.url, target.snapshot, fmt, files, ignore_empty_files)
+            failures = _ls(target.url, target.snapshot, fmt, files, ignore_empty_files,
+                           target.describe() if target.table else None)
     for failure in failures:
         print(f"acidtool: {failure}", file=sys.stderr)
     if failures:
         raise typer.Exit(1)
 
 
-def _ls(path: str, snapshot, fmt: Format, files: bool, ignore_empty_files: bool) -> list[str]:
+def _ls(path: str, snapshot, fmt: Format, files: bool, ignore_empty_files: bool,
+        metastore: dict | None = None) -> list[str]:
     """Print the ls report; return what Hive would fail on, a line per failing partition."""
     from ..commands.ls import inspect_table
     from .output import ls_json_pieces, ls_table
 
     state = inspect_table(path, snapshot, ignore_empty_files=ignore_empty_files)
     if fmt is Format.json:
-        emit_pieces(ls_json_pieces(state, files))
+        emit_pieces(ls_json_pieces(state, files, metastore))
     else:
         emit(ls_table(state, files))
     return [f"{p.partition or p.location.url}: Hive would fail: {p.state.error.message}"

@@ -200,9 +200,14 @@ def ls_json(table: TableState, with_files: bool = False, _entries=None) -> dict:
     }
 
 
-def ls_json_pieces(table: TableState, with_files: bool = False) -> Iterator[str]:
-    """``dumps(ls_json(table, with_files))`` in pieces, with the entries written directly."""
-    return dump_pieces(ls_json(table, with_files, _entries_text))
+def ls_json_pieces(table: TableState, with_files: bool = False,
+                   metastore: dict | None = None) -> Iterator[str]:
+    """``dumps(ls_json(table, with_files))`` in pieces, with the entries written directly;
+    ``metastore``: what the metastore says of the table (a "metastore" key, only then)."""
+    doc = ls_json(table, with_files, _entries_text)
+    if metastore:
+        doc["metastore"] = metastore
+    return dump_pieces(doc)
 
 
 def _ids(e: Entry) -> str:
