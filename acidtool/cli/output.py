@@ -590,12 +590,3 @@ def convert_summary_text(target: str, doc: dict) -> str:
     if doc["manifest"]:
         lines.append(f"  sources moved; manifest: {doc['manifest']}")
     return "\n".join(lines)
-
-
-def metastore_hint(p) -> str:
-    """What a converted delta still needs before Hive reads it."""
-    return (f"Hive reads {p.directory} only once write id {p.write_id} is committed for the "
-            "table in the metastore. On Hive 4, `MSCK REPAIR TABLE <db.table>` registers the "
-            "write ids found on disk; otherwise allocate and commit the write id through the "
-            "metastore (e.g. `allocate_table_write_ids` in the transaction that owns the load) "
-            "before readers can see the rows.")

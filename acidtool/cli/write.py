@@ -103,7 +103,7 @@ def convert_command(
     metastore unreachable or refusing.
     """
     from ..commands.convert import ConvertOptions, convert
-    from .output import convert_plan_text, convert_summary_text, metastore_hint
+    from .output import convert_plan_text, convert_summary_text
 
     opts = ConvertOptions(
         table=table, write_id=write_id, partition=partition, statement_id=statement_id,
@@ -126,6 +126,15 @@ def convert_command(
              f"{metastore}: write id {result.plan.write_id} is visible to Hive")
     elif not (metastore and write_id == "auto"):
         note(metastore_hint(result.plan))
+
+
+def metastore_hint(p) -> str:
+    """What a converted delta still needs before Hive reads it."""
+    return (f"Hive reads {p.directory} only once write id {p.write_id} is committed for the "
+            "table in the metastore: give --metastore thrift://HOST:PORT with --write-id auto "
+            "to write it in a metastore transaction. Otherwise, on Hive 4, `MSCK REPAIR TABLE "
+            "<db.table>` registers the write ids found on disk; or allocate and commit the "
+            "write id through the metastore before readers can see the rows.")
 
 
 def _progress_rows(done: int, total: int) -> None:

@@ -30,6 +30,8 @@ from ..core.partitions import (
     discover_tables,
     is_partition_component,
     split_partitions,
+    tables_of,
+    walk_partitions,
 )
 from ..core.rules import (
     REGISTRY,
@@ -47,6 +49,7 @@ from ..io.footers import read_footer_and_bytes
 from ..io.fs import (
     Location,
     kind_of,
+    list_dir,
     list_tree,
     read_bytes,
     require_dir,
@@ -319,6 +322,9 @@ def validate(paths: Sequence[str], opts: ValidateOptions, *, progress: bool = Fa
 def _validate_path(loc: Location, opts: ValidateOptions, ctx: Context, codes: list[str],
                    pool: ThreadPoolExecutor, progress: bool, report: Report) -> None:
     processes = _processes(loc, opts)
+    if opts.spark and opts.recursive:
+        _validate_tree_on_spark(loc, opts, ctx, codes, progress, report)
+        return
     if loc.is_local and not opts.recursive and not opts.spark:
         top = _top_partitions(loc)
         # Each process lists its own share too. In one process as well, this beats one
@@ -421,6 +427,39 @@ def _check_subtrees(loc: Location, names: list[str], opts: ValidateOptions, ctx:
                      for part in split_partitions(tree)[0])
     with ThreadPoolExecutor(max_workers=opts.jobs) as pool:  # threads only if reads wait
         return [(0, *_check_pending(_plan_all(loc, parts, opts), opts, ctx, codes, pool))]
+
+
+def _validate_tree_on_spark(loc: Location, opts: ValidateOptions, ctx: Context,
+                            codes: list[str], progress: bool, report: Report) -> None:
+    """``--recursive --spark``: the driver finds the partitions, listing directories one at a
+    time but none inside a base or delta; each executor lists its share's partitions and
+    checks them (``_check_unlisted``)."""
+    found = walk_partitions(lambda rel: list_dir(loc, rel))
+    tables = tables_of(found)
+    units = [(i, name, tuple(q[len(full) + 1:] if full else q for q in found
+                             if q != full and (not full or q.startswith(full + "/"))))
+             for i, (_, parts) in enumerate(tables) for name, full in parts]
+    roots = [root for root, _ in tables]
+    work = functools.partial(_check_unlisted, loc, roots, opts=replace(opts, spark=False),
+                             ctx=ctx, codes=codes, remote=not loc.is_local)
+    _in_processes(units, work, 1, len(tables), progress, report, ctx, codes, "partitions",
+                  opts.master or "")
+    report.table_roots.extend(loc.child(r).url if r else loc.url for r in roots)
+
+
+def _check_unlisted(loc: Location, roots: list[str], units: list[tuple[int, str, tuple]],
+                    opts: ValidateOptions, ctx: Context, codes: list[str],
+                    remote: bool = False) -> _Checked:
+    """Partitions named, not listed: (table index, partition name, the partitions nested in
+    it, whose files are theirs) listed here, then checked."""
+    listed = []
+    for index, name, nested in units:
+        full = "/".join(x for x in (roots[index], name) if x)
+        paths = list_tree(loc.child(full) if full else loc, sizes=_sizes_listed(loc, opts))
+        if nested:
+            paths = [p for p in paths if not any(p.path.startswith(n + "/") for n in nested)]
+        listed.append((index, PartitionListing(name, tuple(paths))))
+    return _check_listed(loc, roots, listed, opts, ctx, codes, remote)
 
 
 def _check_listed(loc: Location, roots: list[str], units: list[tuple[int, PartitionListing]],

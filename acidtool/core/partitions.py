@@ -9,6 +9,7 @@ intermediate level belong to no partition: they come back as ``stray`` (Hive nev
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from .javanum import java_string_key
 from .listing import PathInfo
@@ -115,14 +116,40 @@ def discover_tables(paths: list[PathInfo]) -> list[TableListing]:
                     grouped[prefix].append(PathInfo(info.path[len(prefix) + 1:] if prefix
                                                     else info.path, info.size, info.is_dir))
                 break
-    tables: dict[str, list[PartitionListing]] = {}
+    return [TableListing(root, tuple(PartitionListing(name, tuple(grouped[full]))
+                                     for name, full in parts))
+            for root, parts in tables_of(partitions)]
+
+
+def tables_of(partitions: set[str]) -> list[tuple[str, list[tuple[str, str]]]]:
+    """Partition directories grouped by table: (table root, [(partition name, its path)]), in
+    name order; a partition's table is above its trailing ``k=v`` components."""
+    tables: dict[str, list[tuple[str, str]]] = {}
     for part in sorted(partitions, key=java_string_key):
         comps = part.split("/") if part else []
         cut = len(comps)
         while cut and is_partition_component(comps[cut - 1]):
             cut -= 1
-        root = "/".join(comps[:cut])
-        name = "/".join(comps[cut:])
-        tables.setdefault(root, []).append(PartitionListing(name, tuple(grouped[part])))
-    return [TableListing(root, tuple(parts)) for root, parts in
-            sorted(tables.items(), key=lambda kv: java_string_key(kv[0]))]
+        tables.setdefault("/".join(comps[:cut]), []).append(("/".join(comps[cut:]), part))
+    return sorted(tables.items(), key=lambda kv: java_string_key(kv[0]))
+
+
+def walk_partitions(list_dir: Callable[[str], list[PathInfo]]) -> set[str]:
+    """The partition directories ``discover_tables`` finds, found by listing one directory at
+    a time (``list_dir(rel)``: the entries directly in it) and never inside a base or delta,
+    nor a hidden directory: a warehouse's driver lists its partitions, not their files."""
+    found: set[str] = set()
+    pending = [""]
+    while pending:
+        d = pending.pop()
+        for child in list_dir(d):
+            if not child.is_dir:
+                continue
+            name = child.path.rsplit("/", 1)[-1]
+            if is_hidden(name):
+                continue
+            if _acid_prefixed(name):
+                found.add(d)
+            else:
+                pending.append(child.path)
+    return found

@@ -211,6 +211,27 @@ def list_tree(loc: Location, *, sizes: bool = True) -> list[PathInfo]:
     return out
 
 
+def list_dir(loc: Location, rel: str = "") -> list[PathInfo]:
+    """The entries directly in ``loc/rel`` (paths relative to ``loc``), one listing call;
+    links are listed as files, never followed."""
+    where = loc.child(rel) if rel else loc
+    prefix = rel.rstrip("/") + "/" if rel else ""
+    if where.is_local:
+        try:
+            with os.scandir(where.path) as entries:
+                return [PathInfo(prefix + e.name, 0, e.is_dir(follow_symlinks=False))
+                        for e in entries]
+        except OSError as exc:
+            raise _translate(exc, where.url) from None
+    pafs = _pafs()
+    try:
+        infos = where.fs.get_file_info(pafs.FileSelector(where.path, recursive=False))
+    except OSError as exc:
+        raise _translate(exc, where.url) from None
+    return [PathInfo(prefix + i.path.rstrip("/").rsplit("/", 1)[-1], i.size or 0,
+                     i.type == pafs.FileType.Directory) for i in infos]
+
+
 def _walk_local(top: str, sizes: bool = True) -> list[PathInfo]:
     """A local directory tree, read with ``os.scandir``: directory entries say what they are
     without a stat call, so only files are stat'ed, for their size. A tenth faster than
