@@ -19,10 +19,10 @@ from ..core.compaction import (
     statement,
     table_name_of,
 )
-from ..core.partitions import TableListing, discover_tables, split_partitions
+from ..core.partitions import discover_tables, split_partitions
 from ..core.snapshot import Snapshot
 from ..io.fs import list_tree, resolve
-from .ls import require_not_acid_dir, select_partitions
+from .ls import listed_partition, require_not_acid_dir, select_partitions, tree_partitions
 from .target import Target
 
 
@@ -68,17 +68,18 @@ def compaction_plan(paths: Sequence[str], target: Target, settings: Settings, *,
         loc = resolve(target.url if path == paths[0] else path)
         if not recursive:
             require_not_acid_dir(loc)
-        listing = list_tree(loc)
-        if recursive:
-            tables = discover_tables(listing)
+        if recursive and spark is not None:  # the executors list the partitions
+            tables = tree_partitions(loc)
+        elif recursive:
+            tables = [(t.root, t.partitions) for t in discover_tables(list_tree(loc))]
         else:
-            tables = [TableListing("", tuple(split_partitions(listing)[0]))]
-        for t in tables:
-            tloc = loc.child(t.root) if t.root else loc
+            tables = [("", split_partitions(list_tree(loc))[0])]
+        for root, parts in tables:
+            tloc = loc.child(root) if root else loc
             name, source, snap, props = _table_of(tloc.url, target, table, metastore,
                                                   first=not recursive and path == paths[0])
             chosen = settings.for_table(props)
-            jobs.extend((tloc.url, name, source, snap, chosen, part) for part in t.partitions)
+            jobs.extend((tloc.url, name, source, snap, chosen, part) for part in parts)
     if spark is None:
         rows = _judge(jobs)
     else:
@@ -93,7 +94,10 @@ def _judge(jobs: list[tuple]) -> list[Row]:
     """The decision for each partition (in this process, or on an executor)."""
     out = []
     for url, name, source, snap, chosen, listing in jobs:
-        (part,) = select_partitions(resolve(url), [listing], compactor_snapshot(snap))
+        tloc = resolve(url)
+        if isinstance(listing, tuple):  # (name, nested): listed here, on an executor
+            listing = listed_partition(tloc, "", *listing)
+        (part,) = select_partitions(tloc, [listing], compactor_snapshot(snap))
         decision = decide(part.state, snap.hive_version, chosen, insert_only=snap.insert_only)
         out.append(Row(name, source, part.partition, part.location.url, decision))
     return out

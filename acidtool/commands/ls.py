@@ -95,35 +95,67 @@ def inspect_tree(path: str, snapshot: Snapshot, *, ignore_empty_files: bool = Fa
 
     loc = resolve(path)
     require_dir(loc)
-    tables = discover_tables(list_tree(loc))
+    if spark is None:
+        tables = [(t.root, t.partitions) for t in discover_tables(list_tree(loc))]
+    else:  # the driver lists down to the partitions; each executor lists its share's
+        tables = tree_partitions(loc)
     if not tables:
         from ..core.errors import PathError
 
         raise PathError(f"no ACID table or partition found under {path}")
-    tlocs = [loc.child(t.root) if t.root else loc for t in tables]
+    tlocs = [loc.child(root) if root else loc for root, _ in tables]
     if spark is None:
-        return [TableState(tloc, snapshot, select_partitions(tloc, t.partitions, snapshot,
+        return [TableState(tloc, snapshot, select_partitions(tloc, parts, snapshot,
                                                              ignore_empty_files), ())
-                for tloc, t in zip(tlocs, tables)]
+                for tloc, (_, parts) in zip(tlocs, tables)]
     from .spark_jobs import chunked, parallelism, spark_map
 
-    units = [(i, part) for i, t in enumerate(tables) for part in t.partitions]
+    units = [(i, part) for i, (_, parts) in enumerate(tables) for part in parts]
     chunks = chunked(units, parallelism(spark or None), 64)
     urls = [tloc.url for tloc in tlocs]
 
-    def work(chunk):  # on an executor: markers read, getAcidState; no Location travels
+    def work(chunk):  # on an executor: listed, markers read, getAcidState
         out = []
-        for i, part in chunk:
-            (state,) = select_partitions(resolve(urls[i]), [part], snapshot, ignore_empty_files)
-            out.append((i, part.name, dict(state.listing.markers), state.state, state.links))
+        for i, (name, nested) in chunk:
+            tloc = resolve(urls[i])
+            (state,) = select_partitions(tloc, [listed_partition(tloc, "", name, nested)],
+                                         snapshot, ignore_empty_files)
+            out.append((i, name, state.listing.paths, dict(state.listing.markers),
+                        state.state, state.links))
         return out
 
     by_table: list[list[PartitionState]] = [[] for _ in tables]
     for _, results in spark_map(work, chunks, spark or None):
-        for i, name, markers, state, links in results:
+        for i, name, paths, markers, state, links in results:
             ploc = tlocs[i].child(name)
-            part = next(p for p in tables[i].partitions if p.name == name)
-            paths, _ = split_links(part.paths)
-            listing = Listing(tuple(paths), MappingProxyType(markers), root=ploc.url)
+            listing = Listing(paths, MappingProxyType(markers), root=ploc.url)
             by_table[i].append(PartitionState(name, ploc, listing, state, links))
     return [TableState(tloc, snapshot, tuple(parts), ()) for tloc, parts in zip(tlocs, by_table)]
+
+
+def tree_partitions(loc: Location) -> list[tuple[str, list[tuple[str, tuple[str, ...]]]]]:
+    """The tables below ``loc`` and their partitions, found by listing directories one at a
+    time, never inside a base or delta (``core.partitions.walk_partitions``): (table root,
+    [(partition name, the partitions nested in it)]). The partitions' files are listed where
+    they are checked (``listed_partition``), on Spark's executors."""
+    from ..core.partitions import tables_of, walk_partitions
+    from ..io.fs import list_dir
+
+    found = walk_partitions(lambda rel: list_dir(loc, rel))
+    return [(root, [(name, tuple(q[len(full) + 1:] if full else q for q in found
+                                 if q != full and (not full or q.startswith(full + "/"))))
+                    for name, full in parts])
+            for root, parts in tables_of(found)]
+
+
+def listed_partition(loc: Location, root: str, name: str, nested: tuple[str, ...],
+                     sizes: bool = True):
+    """A partition's listing, as one listing of the whole tree would give it (the files of
+    the partitions nested in it are theirs)."""
+    from ..core.partitions import PartitionListing
+
+    full = "/".join(x for x in (root, name) if x)
+    paths = list_tree(loc.child(full) if full else loc, sizes=sizes)
+    if nested:
+        paths = [p for p in paths if not any(p.path.startswith(n + "/") for n in nested)]
+    return PartitionListing(name, tuple(paths))

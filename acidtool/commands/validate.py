@@ -30,8 +30,6 @@ from ..core.partitions import (
     discover_tables,
     is_partition_component,
     split_partitions,
-    tables_of,
-    walk_partitions,
 )
 from ..core.rules import (
     REGISTRY,
@@ -49,14 +47,13 @@ from ..io.footers import read_footer_and_bytes
 from ..io.fs import (
     Location,
     kind_of,
-    list_dir,
     list_tree,
     read_bytes,
     require_dir,
     resolve,
     size_if_any,
 )
-from .ls import require_not_acid_dir
+from .ls import listed_partition, require_not_acid_dir, tree_partitions
 
 
 @dataclass(frozen=True)
@@ -431,14 +428,10 @@ def _check_subtrees(loc: Location, names: list[str], opts: ValidateOptions, ctx:
 
 def _validate_tree_on_spark(loc: Location, opts: ValidateOptions, ctx: Context,
                             codes: list[str], progress: bool, report: Report) -> None:
-    """``--recursive --spark``: the driver finds the partitions, listing directories one at a
-    time but none inside a base or delta; each executor lists its share's partitions and
-    checks them (``_check_unlisted``)."""
-    found = walk_partitions(lambda rel: list_dir(loc, rel))
-    tables = tables_of(found)
-    units = [(i, name, tuple(q[len(full) + 1:] if full else q for q in found
-                             if q != full and (not full or q.startswith(full + "/"))))
-             for i, (_, parts) in enumerate(tables) for name, full in parts]
+    """``--recursive --spark``: the driver finds the partitions (``ls.tree_partitions``);
+    each executor lists its share's partitions and checks them (``_check_unlisted``)."""
+    tables = tree_partitions(loc)
+    units = [(i, name, nested) for i, (_, parts) in enumerate(tables) for name, nested in parts]
     roots = [root for root, _ in tables]
     work = functools.partial(_check_unlisted, loc, roots, opts=replace(opts, spark=False),
                              ctx=ctx, codes=codes, remote=not loc.is_local)
@@ -451,14 +444,10 @@ def _check_unlisted(loc: Location, roots: list[str], units: list[tuple[int, str,
                     opts: ValidateOptions, ctx: Context, codes: list[str],
                     remote: bool = False) -> _Checked:
     """Partitions named, not listed: (table index, partition name, the partitions nested in
-    it, whose files are theirs) listed here, then checked."""
-    listed = []
-    for index, name, nested in units:
-        full = "/".join(x for x in (roots[index], name) if x)
-        paths = list_tree(loc.child(full) if full else loc, sizes=_sizes_listed(loc, opts))
-        if nested:
-            paths = [p for p in paths if not any(p.path.startswith(n + "/") for n in nested)]
-        listed.append((index, PartitionListing(name, tuple(paths))))
+    it) listed here, then checked."""
+    listed = [(index, listed_partition(loc, roots[index], name, nested,
+                                       _sizes_listed(loc, opts)))
+              for index, name, nested in units]
     return _check_listed(loc, roots, listed, opts, ctx, codes, remote)
 
 
