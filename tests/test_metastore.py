@@ -370,3 +370,26 @@ def test_positional_column_names_read_as_the_metastore_names_them(metastore, tab
         '{"id":4,"name":"d"}']
     doc = run("validate", name, "--metastore", metastore.url, "--format", "json").json()
     assert doc["snapshot"]["source"] == f"metastore {metastore.url}"
+
+
+def test_a_failed_repair_aborts_its_transaction(metastore, table, tmp_path, monkeypatch):
+    """repair --write-id auto --apply: an apply that fails (here: at its first step) leaves its
+    transaction aborted, and the foreign file where it was."""
+    import os
+
+    import acidtool.commands.repair_apply as apply_module
+
+    name, location = table
+    raw_orc(tmp_path / "t" / "orders__datax", [5]).rename(f"{location}/orders__datax")
+    with Client(metastore.url) as client:
+        before = client.txns().high_watermark
+    monkeypatch.setattr(apply_module, "_apply_locked", _fail(OSError(28, "No space left")))
+    result = run("repair", name, "--metastore", metastore.url, "--write-id", "auto", "--apply",
+                 "--min-age", "0")
+    assert result.code == 2 and "No space left" in result.err
+    with Client(metastore.url) as client:
+        after = client.txns()
+        states = client.txn_states()
+    opened = list(range(before + 1, after.high_watermark + 1))
+    assert opened and all(states.get(t) == "aborted" for t in opened), states
+    assert os.path.exists(f"{location}/orders__datax")
