@@ -96,3 +96,22 @@ def test_compaction_plan_on_spark_plans_what_it_plans_here(spark, tmp_path, seed
     _same(["compaction-plan", "-r", root, "--format", "json", "--set",
            "hive.compactor.delta.num.threshold=4"])
     _same(["compaction-plan", "-r", root, "--format", "sql"])
+
+
+def _fails_on_three(share):
+    from acidtool.core.errors import OrcReadError
+
+    if 3 in share:
+        raise OrcReadError("unit 3: not ORC")
+    return sum(share)
+
+
+def test_an_executors_acidtool_error_keeps_its_class(spark):
+    """Its class says the exit status: an OrcReadError on an executor is an OrcReadError on
+    the driver (exit 1), not Spark's wrapped text."""
+    from acidtool.commands.spark_jobs import spark_map
+    from acidtool.core.errors import OrcReadError
+
+    assert sum(out for _, out in spark_map(sum, list(range(10)), "local[2]")) == 45
+    with pytest.raises(OrcReadError, match="unit 3: not ORC"):
+        list(spark_map(_fails_on_three, list(range(10)), "local[2]"))

@@ -83,10 +83,10 @@ def compaction_plan(paths: Sequence[str], target: Target, settings: Settings, *,
     if spark is None:
         rows = _judge(jobs)
     else:
-        from .spark_jobs import chunked, parallelism, spark_map
+        from .spark_jobs import spark_map
 
-        chunks = chunked(jobs, parallelism(spark or None), 64)
-        rows = [row for _, done in spark_map(_judge, chunks, spark or None) for row in done]
+        rows = [row for _, done in spark_map(_judge, jobs, spark or None, most=64)
+                for row in done]
     return CompactionPlan(target.snapshot, settings, tuple(rows))
 
 

@@ -112,8 +112,8 @@ def convert_in_transaction(source_patterns, opts, info: TableInfo, url: str, *, 
         spark_usable(p)
     if dry_run:
         return ConvertResult(p, None)
-    part, part_name = _partition(info, opts.partition, url)
     with Metastore(url) as client:
+        part, part_name = _partition(client, info, opts.partition)
         txn = Transaction(url, info, part_name).open(client, opts.hive_version)
         try:
             p = _at_write_id(p, txn.write_id)
@@ -149,11 +149,9 @@ def convert_in_transaction(source_patterns, opts, info: TableInfo, url: str, *, 
     return ConvertResult(p, summary)
 
 
-def _partition(info: TableInfo, partition: str | None, url: str
+def _partition(client, info: TableInfo, partition: str | None
                ) -> tuple[PartitionInfo | None, str | None]:
     """The metastore's partition (None when it does not exist yet) and its name."""
-    from ..io.metastore import Metastore
-
     if not info.partition_keys:
         if partition:
             raise MetastoreError(f"{info.full_name} is not partitioned: drop --partition")
@@ -167,11 +165,10 @@ def _partition(info: TableInfo, partition: str | None, url: str
         raise MetastoreError(f"--partition {partition}: {info.full_name} is partitioned by "
                              f"{'/'.join(k.name for k in info.partition_keys)}")
     name = partition.strip("/")
-    with Metastore(url) as client:
-        try:
-            return client.partition(info, name), name
-        except MetastoreError:
-            return None, name
+    try:
+        return client.partition(info, name), name
+    except MetastoreError:
+        return None, name
 
 
 def _at_write_id(p, write_id: int):

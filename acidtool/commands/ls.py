@@ -108,10 +108,9 @@ def inspect_tree(path: str, snapshot: Snapshot, *, ignore_empty_files: bool = Fa
         return [TableState(tloc, snapshot, select_partitions(tloc, parts, snapshot,
                                                              ignore_empty_files), ())
                 for tloc, (_, parts) in zip(tlocs, tables)]
-    from .spark_jobs import chunked, parallelism, spark_map
+    from .spark_jobs import spark_map
 
     units = [(i, part) for i, (_, parts) in enumerate(tables) for part in parts]
-    chunks = chunked(units, parallelism(spark or None), 64)
     urls = [tloc.url for tloc in tlocs]
 
     def work(chunk):  # on an executor: listed, markers read, getAcidState
@@ -125,7 +124,7 @@ def inspect_tree(path: str, snapshot: Snapshot, *, ignore_empty_files: bool = Fa
         return out
 
     by_table: list[list[PartitionState]] = [[] for _ in tables]
-    for _, results in spark_map(work, chunks, spark or None):
+    for _, results in spark_map(work, units, spark or None, most=64):
         for i, name, paths, markers, state, links in results:
             ploc = tlocs[i].child(name)
             listing = Listing(paths, MappingProxyType(markers), root=ploc.url)

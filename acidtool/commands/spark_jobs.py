@@ -1,10 +1,12 @@
-"""Work spread over Spark's executors: ``validate --spark`` and ``ls --spark``.
+"""Work spread over Spark's executors: ``validate``, ``ls`` and ``compaction-plan`` with
+``--spark``.
 
-The driver lists the tree (one recursive listing) and finds the tables and partitions; the
-executors take shares of partitions and do what is costly, the same functions as the
-local run (``validate``'s footer reads, row scans and partition rules; ``ls``'s marker reads
-and getAcidState); the driver gathers their answers, judges the table-wide rules and renders.
-So the findings, their order and the exit status are those of the run without ``--spark``.
+The driver finds the tables and partitions (with ``--recursive``, listing directories down to
+the partitions only); the executors take shares of partitions and do what is costly, with the
+same functions as the local run (listing the partitions, ``validate``'s footer reads, row scans
+and partition rules, getAcidState, the Initiator's decision); the driver gathers their answers,
+judges the table-wide rules and renders. So the output, its order and the exit status are
+those of the run without ``--spark``.
 
 Executors reach storage the way the local run does (pyarrow and fsspec), so every node needs
 acidtool (``pip install acidtool``, or shipped with ``--py-files``: docs/scale.md).
@@ -12,33 +14,35 @@ acidtool (``pip install acidtool``, or shipped with ``--py-files``: docs/scale.m
 
 from __future__ import annotations
 
-import sys
 import threading
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterator
 
 
-def spark_map(work: Callable, chunks: Sequence, master: str | None, *,
-              tick: Callable[[int], None] | None = None, verbose: bool = False
-              ) -> Iterator[tuple[int, object]]:
-    """``work(chunk)`` for every chunk, one Spark task each; (index, result) in chunk order.
-    ``tick(n)`` is told of the units (the chunks' items) of tasks as they finish (an
-    accumulator the driver polls)."""
+def spark_map(work: Callable[[list], object], units: list, master: str | None, *,
+              most: int | None = None, tick: Callable[[int], None] | None = None,
+              verbose: bool = False) -> Iterator[tuple[list, object]]:
+    """``units`` cut into shares (``chunked``), ``work(share)`` one Spark task each;
+    (share, result) in the units' order. ``tick(n)`` is told of the units of tasks as they
+    finish (an accumulator the driver polls). An acidtool error a task raises is raised here,
+    as it is: its class says the exit status."""
+    from ..core.errors import AcidToolError, UsageError
     from .convert_spark import session, spark_problem
 
     problem = spark_problem()
     if problem:
-        from ..core.errors import UsageError
-
         raise UsageError(problem)
-    spark = session(master, verbose)
-    sc = spark.sparkContext
+    sc = session(master, verbose).sparkContext
+    chunks = chunked(units, sc.defaultParallelism, most)
     done = sc.accumulator(0)
 
     def task(item):
         index, chunk = item
-        out = work(chunk)
+        try:
+            out = work(chunk)
+        except AcidToolError as exc:  # a value back to the driver, not Spark's wrapped text
+            return index, None, exc
         done.add(len(chunk))
-        return index, out
+        return index, out, None
 
     rdd = sc.parallelize(list(enumerate(chunks)), numSlices=max(1, len(chunks)))
     results: list = []
@@ -59,24 +63,15 @@ def spark_map(work: Callable, chunks: Sequence, master: str | None, *,
             tick(done.value - seen)
             seen = done.value
     if failure:
-        raise _one_line(failure[0])
-    total = sum(len(c) for c in chunks)
-    if tick is not None and total != seen:
-        tick(total - seen)
-    yield from sorted(results, key=lambda r: r[0])
-
-
-def _one_line(exc: BaseException) -> BaseException:
-    """A task's own error out of Spark's wrapping: acidtool's typed errors keep their class."""
-    text = str(exc)
-    for line in text.splitlines():
-        if "acidtool.core.errors." in line or "PathError" in line:
-            from ..core.errors import PathError
-
-            return PathError(line.split(":", 1)[-1].strip())
-    print(f"acidtool: the Spark job failed: {text.splitlines()[0] if text else exc!r}",
-          file=sys.stderr)
-    return exc
+        raise failure[0]
+    results.sort(key=lambda r: r[0])
+    for _, _, error in results:
+        if error is not None:
+            raise error
+    if tick is not None and len(units) != seen:
+        tick(len(units) - seen)
+    for index, out, _ in results:
+        yield chunks[index], out
 
 
 def chunked(units: list, parallelism: int, most: int | None = None) -> list[list]:
@@ -87,10 +82,3 @@ def chunked(units: list, parallelism: int, most: int | None = None) -> list[list
     if most:
         size = min(size, most)
     return [units[i:i + size] for i in range(0, len(units), size)]
-
-
-def parallelism(master: str | None) -> int:
-    from .convert_spark import session
-
-    return session(master).sparkContext.defaultParallelism
-

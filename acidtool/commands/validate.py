@@ -494,12 +494,11 @@ def _in_processes(units: list, work: Callable[[list], _Checked], processes: int,
         bar.tick(len(chunk))
 
     if spark is not None:
-        from .spark_jobs import chunked, parallelism, spark_map
+        from .spark_jobs import spark_map
 
-        chunks = chunked(units, parallelism(spark or None))
         tick, bar.tick = bar.tick, lambda n: None  # counted as the executors' tasks finish
-        for index, checked in spark_map(work, chunks, spark or None, tick=tick):
-            add(chunks[index], checked)
+        for chunk, checked in spark_map(work, units, spark or None, tick=tick):
+            add(chunk, checked)
     else:
         _on_this_machine(units, work, processes, add)
     for values in gathered:
