@@ -129,10 +129,11 @@ def partition_name(keys: tuple[Column, ...], values: tuple[str, ...]) -> str:
 
 
 def partition_values(name: str) -> list[tuple[str, str]]:
-    """'k=v/k2=v2' -> [(k, v), (k2, v2)], unescaped."""
-    def unescape(text: str) -> str:
-        return re.sub(r"%([0-9A-Fa-f]{2})", lambda m: chr(int(m.group(1), 16)), text)
-    return [tuple(unescape(p) for p in part.split("=", 1)) for part in name.split("/")]
+    """'k=v/k2=v2' -> [(k, v), (k2, v2)], unescaped as ``read`` unescapes partition values
+    (``%XX`` of UTF-8 bytes, as a directory name may hold them)."""
+    from urllib.parse import unquote
+
+    return [tuple(unquote(p) for p in part.split("=", 1)) for part in name.split("/")]
 
 
 # -- snapshots from the metastore's answers -------------------------------------------------
