@@ -60,7 +60,8 @@ class Settings:
                                  f"{', '.join(sorted(DEFAULTS))}")
             values[key] = value.strip()
         out = cls(values)
-        out.delta_num, out.delta_pct, out.aborted_num  # noqa: B018 - parsed now, refused now
+        for key, kind in ((DELTA_NUM, int), (DELTA_PCT, float), (ABORTED_NUM, int)):
+            out._number(key, kind)  # a value that is not a number is refused now
         return out
 
     def for_table(self, properties: dict | None) -> "Settings":
