@@ -224,7 +224,7 @@ def test_a_live_lock_refuses_a_second_apply_and_undo(tmp_path):
                                                      "host": socket.gethostname(),
                                                      "journal": "x", "since": "now"}))
     out = run("repair", root, "--write-id", "2", "--apply")
-    assert out.code == 2 and "another repair or undo is running" in out.err
+    assert out.code == 2 and "is running on this table" in out.err
     assert (root / "part-0000.orc").exists()
 
 

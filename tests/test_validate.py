@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from acidtool.commands import facts as F
 from acidtool.core.listing import PathInfo
 from acidtool.core.partitions import discover_tables
 
@@ -242,7 +243,7 @@ def test_local_reads_go_to_threads_only_when_they_wait(tmp_path, monkeypatch, sl
         for b in range(1, 4):
             layout[f"{name}/bucket_{b:05d}"] = acid(events(w, bucket=b))
     table = build(tmp_path / "t", layout)
-    threads, real = set(), V.read_footer_and_bytes
+    threads, real = set(), F.read_footer_and_bytes
 
     def read_footer_and_bytes(*args):
         threads.add(threading.get_ident())
@@ -250,25 +251,30 @@ def test_local_reads_go_to_threads_only_when_they_wait(tmp_path, monkeypatch, sl
             time.sleep(0.002)  # waiting, as on a network mount
         return real(*args)
 
-    monkeypatch.setattr(V, "read_footer_and_bytes", read_footer_and_bytes)
+    monkeypatch.setattr(F, "read_footer_and_bytes", read_footer_and_bytes)
     if not slow:  # on a loaded machine even a page-cache read may be preempted
-        monkeypatch.setattr(V, "_waited", lambda work: work() and 0.0)
+        monkeypatch.setattr(F, "waited", lambda work: work() and 0.0)
     report = V.validate([str(table)], V.ValidateOptions(jobs=4))
-    assert report.files == 40 > V.PROBE_FILES and not report.findings
+    assert report.files == 40 > F.PROBE_FILES and not report.findings
     assert (len(threads) > 1) is threaded
 
 
-def test_waited_counts_waiting_not_computing():
-    from acidtool.commands.validate import _waited
+def test_waited_counts_waiting_not_computing(monkeypatch):
+    """waited() is wall-clock time less this thread's CPU time; the clocks are stood in for,
+    so that no timing of a busy machine decides the test (timings belong in benchmarks)."""
+    clock = {"wall": 100.0, "cpu": 7.0}
+    monkeypatch.setattr(F.time, "perf_counter", lambda: clock["wall"])
+    monkeypatch.setattr(F.time, "thread_time", lambda: clock["cpu"])
 
-    assert _waited(lambda: time.sleep(0.02)) > 0.015
+    def sleep():
+        clock["wall"] += 0.02
 
     def compute():
-        end = time.thread_time() + 0.02
-        while time.thread_time() < end:
-            pass
+        clock["wall"] += 0.02
+        clock["cpu"] += 0.02
 
-    assert _waited(compute) < 0.015
+    assert F.waited(sleep) == pytest.approx(0.02)
+    assert F.waited(compute) == pytest.approx(0.0)
 
 
 def _partitioned_table(root, partitions: int):
@@ -521,14 +527,14 @@ def test_a_remote_table_of_many_partitions_is_checked_share_by_share(monkeypatch
     for rel, content in layout.items():
         mem.pipe(f"/shares/t/{rel}", content)
     url = "countmem://shares/t"
-    remote, real_read_all = [], V._read_all
-    monkeypatch.setattr(V, "_read_all", lambda *a, **k: remote.append(k["remote"])
+    remote, real_read_all = [], V.read_all
+    monkeypatch.setattr(V, "read_all", lambda *a, **k: remote.append(k["remote"])
                         or real_read_all(*a, **k))
     monkeypatch.setattr(V, "SHARE_MIN_PARTITIONS", 10**9)
     whole = V.validate([url], V.ValidateOptions(jobs=4))
     assert remote == [True]
     monkeypatch.undo()
-    monkeypatch.setattr(V, "_read_all", lambda *a, **k: remote.append(k["remote"])
+    monkeypatch.setattr(V, "read_all", lambda *a, **k: remote.append(k["remote"])
                         or real_read_all(*a, **k))
     shares = []
     real_in_processes = V._in_processes
@@ -585,7 +591,7 @@ def test_sizes_learnt_by_reading_are_the_sizes_a_listing_states(tmp_path, monkey
     assert len(facts) == 1 and facts[0].files
     assert not any(f.size == UNKNOWN_SIZE for p in facts for e in p.state.entries
                    for f in e.files)
-    monkeypatch.setattr(V, "_sizes_listed", lambda loc, opts: True)
+    monkeypatch.setattr(F, "sizes_listed", lambda loc, opts: True)
     checked.clear()
     listed = V.validate([str(table)], opts)
     assert learnt.findings == listed.findings

@@ -14,7 +14,14 @@ import sys
 
 import typer
 
-from ..core.errors import INTERRUPTED, TERMINATED, AcidToolError, ExitStatus, Terminated
+from ..core.errors import (
+    INTERRUPTED,
+    SHIELD,
+    TERMINATED,
+    AcidToolError,
+    ExitStatus,
+    Terminated,
+)
 from .app import app, decode_app, note, silence_stdout
 
 # Each module registers its commands; --help lists them in this order.
@@ -123,15 +130,31 @@ _SIGNALLED = TERMINATED
 
 
 def _terminated(signum, frame) -> None:
-    """SIGTERM as an exception where the process is, so that cleanup runs as for Ctrl-C."""
+    """SIGTERM as an exception where the process is, so that cleanup runs as for Ctrl-C
+    (recorded only while a roll-back or a lock's release runs: see io.commit.shielded)."""
     _SIGNALLED.append(signum)
-    raise Terminated()
+    if not _deferred():
+        raise Terminated()
 
 
 def _interrupted(signum, frame) -> None:
     """Ctrl-C as Python's own handler makes it, recorded (see core.errors.INTERRUPTED)."""
     INTERRUPTED.append(signum)
-    raise KeyboardInterrupt()
+    if not _deferred():
+        raise KeyboardInterrupt()
+
+
+def _deferred() -> bool:
+    if not SHIELD:
+        return False
+    if not _NOTED:
+        _NOTED.append(True)
+        note("stopping once the roll-back is finished (SIGKILL stops at once; the journal says "
+             "where it was)")
+    return True
+
+
+_NOTED: list[bool] = []
 
 
 def _unraisable(default):

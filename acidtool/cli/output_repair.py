@@ -46,6 +46,8 @@ def apply_json(result) -> dict:
     doc["left"] = [a.as_dict() for a in after.actions] if after is not None else []
     doc["manual"] = [m.as_dict() for m in after.manual] if after is not None else doc["manual"]
     doc["applied"] = True
+    if not result.written:  # nothing to do: no journal, no quarantine were made
+        doc["journal"] = doc["quarantine"] = None
     doc["resumed"] = result.resumed
     if result.transaction is not None:
         doc["transaction"] = result.transaction
@@ -73,9 +75,12 @@ def apply_text(result) -> str:
         lines += ["", "for a person (not repaired automatically):", *_manual_lines(after.manual)]
     if after is not None and after.clean:
         lines += ["", "the table validates clean for every rule repair looked at"]
-    lines += ["", f"quarantine: {display(plan.quarantine.url)}",
-              f"journal:    {display(plan.journal)}",
-              f"undo with:  acidtool undo {display(plan.journal)}"]
+    if result.written:
+        lines += ["", f"quarantine: {display(plan.quarantine.url)}",
+                  f"journal:    {display(plan.journal)}",
+                  f"undo with:  acidtool undo {display(plan.journal)}"]
+    else:
+        lines += ["", "nothing was changed (no action to take): no journal was written"]
     return "\n".join(lines)
 
 

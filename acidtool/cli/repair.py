@@ -10,6 +10,7 @@ from typing import Optional
 import typer
 
 from ..core.errors import UsageError
+from ..core.guards import write_id_range_problem
 from .app import (
     INSERT_ONLY,
     METASTORE,
@@ -124,7 +125,7 @@ def repair_command(
     opts = RepairOptions(
         snapshot=target.snapshot, snapshot_given=target.snapshot_given, partition=partition,
         write_id=number, quarantine=quarantine, journal=journal, min_age=duration(min_age),
-        select=codes, ignore=_codes(ignore) or (), jobs=jobs)
+        select=codes, ignore=_codes(ignore) or (), jobs=jobs, write_id_allocated=auto)
     if not do_apply:
         plan = plan_repair(path, opts, progress=sys.stderr.isatty())
         emit_json(plan_json(plan)) if fmt is RepairFormat.json else emit(plan_text(plan))
@@ -154,8 +155,9 @@ def _write_id(text: str | None) -> int | None:
         number = int(text)
     except ValueError:
         raise UsageError(f"--write-id must be a number or 'auto', not {text!r}") from None
-    if number < 1:
-        raise UsageError(f"--write-id must be 1 or more, not {number}")
+    problem = write_id_range_problem(number)
+    if problem:
+        raise UsageError(f"--write-id {text}: {problem}")
     return number
 
 

@@ -44,6 +44,7 @@ from ..core.names import (
     parse_dir_name,
 )
 from ..core.versions import HiveVersion
+from ..io.commit import TableLock, require_inside, table_of
 from ..io.deltawriter import BucketWriter, BucketWriters, FileFormat
 from ..io.fs import (
     Location,
@@ -223,7 +224,9 @@ def _existing(target: Location, write_id: int, statement: int,
     return clashes
 
 
-def plan(source_patterns: Sequence[str], opts: ConvertOptions) -> Plan:
+def plan(source_patterns: Sequence[str | Location], opts: ConvertOptions) -> Plan:
+    """The conversion of the sources (the user's patterns; a ``Location`` is taken as the one
+    file it names, never globbed), with every check that can be made before writing."""
     table = resolve(opts.table)
     kind = kind_of(table)
     if kind == "file":
@@ -447,15 +450,16 @@ def commit(p: Plan, files: dict[str, tuple[bytes, int]] | StagedWriter, started:
         if p.fingerprints:
             with fs.open_output_stream(staged.join(SOURCES_FILE)) as out:
                 out.write(record(p.sources, p.fingerprints, p.write_id))
-        if kind_of(final) != "missing":
-            raise ConvertError(_raced(p, final))
-        raise_if_terminated()  # a SIGTERM whose exception Python dropped still stops us
-        try:
-            _rename(fs, staged.path, final.path)
-        except OSError:
-            if kind_of(final) != "missing" and kind_of(staged) != "missing":
-                raise ConvertError(_raced(p, final)) from None
-            raise
+        with TableLock(table_of(p.target), None, "convert").acquire(wait=LOCK_WAIT):
+            _guard(p, final)
+            raise_if_terminated()  # a SIGTERM whose exception Python dropped still stops us
+            try:
+                require_inside(table_of(p.target), final, what="the commit")
+                _rename(fs, staged.path, final.path)
+            except OSError:
+                if kind_of(final) != "missing" and kind_of(staged) != "missing":
+                    raise ConvertError(_raced(p, final)) from None
+                raise
     except BaseException as exc:
         # The rename is the commit: whether it happened is read from the filesystem, so that
         # an interruption between it and the next line is told right.
@@ -472,6 +476,28 @@ def commit(p: Plan, files: dict[str, tuple[bytes, int]] | StagedWriter, started:
             pass
     summary.elapsed = time.perf_counter() - started
     return summary
+
+
+# Seconds a commit waits for another writer's lock on the table (a convert holds it for its
+# checks and one rename; a repair for its whole apply).
+LOCK_WAIT = 30.0
+
+
+def _guard(p: Plan, final: Location) -> None:
+    """The checks of the plan made again under the table's lock, against what the table holds
+    now: no delta of the write id was committed meanwhile, and no source's rows were (another
+    convert or a repair of the same bytes)."""
+    listed = _listed(p.target)
+    o = p.options
+    clashes = _existing(p.target, p.write_id, o.statement_id, listed, o.another_statement)
+    if clashes or kind_of(final) != "missing":
+        raise ConvertError(_raced(p, final))
+    if not o.allow_duplicates:
+        try:
+            refuse_duplicates(p.sources, p.fingerprints, p.target, listed)
+        except UsageError as exc:
+            raise ConvertError(f"while this convert ran, another writer committed the same "
+                               f"rows: {exc}") from None
 
 
 def _raced(p: Plan, final: Location) -> str:

@@ -225,10 +225,16 @@ def _copy_then_delete(src: Location, dst: Location) -> None:
     src.fs.delete_file(src.path)
 
 
-def expand_sources(patterns: Sequence[str]) -> list[Location]:
-    """Files, directories of them (hidden names left out) and globs, in name order."""
+def expand_sources(patterns: Sequence[str | Location]) -> list[Location]:
+    """Files, directories of them (hidden names left out) and globs, in name order. Only the
+    user's strings are patterns: a ``Location`` (what acidtool itself names) is one file."""
     out: list[Location] = []
     for pattern in patterns:
+        if isinstance(pattern, Location):
+            if kind_of(pattern) != "file":
+                raise UsageError(f"{pattern.url}: no such file")
+            out.append(pattern)
+            continue
         if any(ch in pattern for ch in "*?[") and "://" not in pattern:
             matches = sorted(globlib.glob(pattern))
             if not matches:

@@ -15,6 +15,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
 from ..core.errors import UsageError
+from ..core.guards import (
+    covering,
+    inside,
+    snapshot_problem,
+    table_root,
+    write_id_range_problem,
+)
 from ..core.facts import Context, PartitionFacts, TableFacts
 from ..core.names import FLUSH_LENGTH_SUFFIX
 from ..core.partitions import split_partitions
@@ -36,7 +43,8 @@ from ..io.footers import read_footer_and_bytes
 from ..io.fs import Location, kind_of, list_tree, require_dir, resolve
 from ..io.journal import newest_change, state_dir
 from .ls import require_not_acid_dir
-from .validate import ValidateOptions, _plan_all, _read_all, select_codes
+from .convert_sources import committed_sources, fingerprint
+from .facts import ValidateOptions, plan_all, read_all, select_codes
 
 AGE_CODES = ("ACID002", "ACID003", "ACID021", "ACID022")
 
@@ -53,6 +61,9 @@ class RepairOptions:
     select: tuple[str, ...] | None = None
     ignore: tuple[str, ...] = ()
     jobs: int = 8
+    # the write id was allocated by the metastore for this run (--write-id auto): open in its
+    # transaction, so not judged against the snapshot taken before it
+    write_id_allocated: bool = False
 
     def codes(self) -> list[str]:
         return select_codes(self.select, self.ignore)
@@ -130,6 +141,11 @@ def plan_repair(path: str, opts: RepairOptions, *, run: str | None = None,
     quarantine = quarantine_root(root, opts).child(run)
     journal = os.path.abspath(opts.journal) if opts.journal else \
         str(state_dir() / "journals" / f"{run}.jsonl")
+    table = table_root(root.path) if root.is_local else None
+    if table is not None and inside(os.path.realpath(journal), os.path.realpath(table)):
+        raise UsageError(f"--journal {journal}: inside the table {table}; the journal must "
+                         "live outside what it records (leave --journal out, or name a file "
+                         "elsewhere)")
     snap = opts.snapshot
     vopts = ValidateOptions(level="rows", snapshot=snap, snapshot_given=opts.snapshot_given,
                             jobs=opts.jobs, select=opts.select, ignore=opts.ignore)
@@ -139,8 +155,8 @@ def plan_repair(path: str, opts: RepairOptions, *, run: str | None = None,
     parts, stray = split_partitions(tree)
     with ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
         remote = not target.is_local
-        pending = _plan_all(target, parts, vopts, pool if remote else None)
-        _read_all(pending, vopts, pool, progress, remote=remote)
+        pending = plan_all(target, parts, vopts, pool if remote else None)
+        read_all(pending, vopts, pool, progress, remote=remote)
     facts = [p.facts() for p in pending]
     findings = run_rules(TableFacts(target.url, tuple(facts), tuple(s.path for s in stray)),
                          ctx, codes)
@@ -152,16 +168,61 @@ def plan_repair(path: str, opts: RepairOptions, *, run: str | None = None,
         if owner is not None:
             placed.append((f, owner, next(pre for pre, p in prefix if p is owner)))
     row_type = _row_type(facts)
+    if opts.write_id is not None:
+        _check_write_id(opts, placed)
     rctx = RepairContext(
         snap.hive_version, opts.write_id, opts.min_age,
         _ages(root, placed), opts.opted_in(), opts.snapshot_given, _min_open(snap),
-        snap.insert_only, row_type, _extra_files(root, placed))
+        snap.insert_only, row_type, _extra_files(root, placed),
+        snapshot=None if opts.write_id_allocated else snap,
+        fingerprints=_fingerprints(root, placed),
+        committed={(f"{part}/{pl.name}".strip("/") if part else pl.name):
+                   committed_sources(target.child(pl.name) if pl.name else target, pl.paths)
+                   for pl in parts})
     actions, manual = plan_findings(placed, rctx)
     for f in findings:  # findings outside every partition (a table-wide rule's)
         if _owner(f.path, facts) is None and f.severity != "info":
             manual.append(Manual(f.code, _rel(root, f.path), f.message))
     return Plan(path, root, snap.hive_version, actions, manual, quarantine, journal, run,
                 [(p, pre) for pre, p in prefix], row_type)
+
+
+REWRAP_CODES = ("ACID001", "ACID004", "ACID007")
+
+
+def _check_write_id(opts: RepairOptions, placed) -> None:
+    """--write-id W is refused before anything is planned when no delta of W would be read:
+    out of range, not committed in the snapshot given, or covered by a base or compacted delta
+    of a partition whose root files it would re-wrap."""
+    w = opts.write_id
+    problem = write_id_range_problem(w) or (
+        None if opts.write_id_allocated else snapshot_problem(w, opts.snapshot))
+    if problem is None:
+        for f, p, part in placed:
+            if f.code == "ACID001":
+                cover = covering(w, [e.name for e in p.state.entries if e.parsed is not None])
+                if cover is not None:
+                    where = f"{part}/{cover}" if part else cover
+                    problem = (f"write id {w} is covered by {where}: a delta under it would "
+                               "never be read, and Hive's cleaner would delete it (use a write "
+                               "id committed after it)")
+                    break
+    if problem:
+        raise UsageError(f"--write-id {w}: {problem}; nothing was planned")
+
+
+def _fingerprints(root: Location, placed) -> dict[str, str]:
+    """The fingerprint of every raw file a re-wrap could take."""
+    out = {}
+    for f, p, part in placed:
+        if f.code in REWRAP_CODES:
+            rel = relative(f.path, p, part)
+            if rel not in out:
+                try:
+                    out[rel] = fingerprint(root.child(rel)).sha256
+                except OSError:
+                    pass  # not readable: its planner says so
+    return out
 
 
 def _ours(rel: str) -> bool:

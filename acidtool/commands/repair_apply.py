@@ -1,52 +1,75 @@
-"""``repair --apply`` and ``undo``: a plan carried out step by step behind a write-ahead journal.
+"""``repair --apply`` and ``undo``: a plan carried out step by step behind a write-ahead journal,
+through the commit protocol of every writer (``io/commit.py``).
 
-Every action is a few steps: make a directory, write a new file (always under this run's
-quarantine directory, in ``.staging``), rename. The steps of an action are worked out, with
-every new file's bytes, before any is taken; they are journaled (and fsync'ed) first, then
-taken in order. What leaves the table is renamed into the quarantine directory: nothing is
-deleted, and nothing is overwritten. A failed action is rolled back at once.
+Apply takes the table's lock, finishes (rolls back) an action an interrupted run of the same
+table left half done, plans once, and carries that plan out: every action is a few typed steps
+(``io/journal.py``), worked out with every new file's bytes before any is taken, journaled
+(and fsync'ed) first, then taken in order. What leaves the table is renamed into this run's
+quarantine directory; nothing is deleted, nothing overwritten, and a file rewritten in place is
+swapped in by one rename, so that a reader never finds it missing. A failed action is rolled
+back at once. The table is planned once more at the end (the re-check the output shows).
 
-Undo takes the journal's steps backwards and reverses each by what the filesystem shows
-(a rename whose destination exists and whose source does not is renamed back; a new file is
-removed; a directory it made is removed once empty), so it works from any state an apply left,
-finished, failed or killed. An interrupted apply is finished by running it again: the
-unfinished action is rolled back, and the table is planned and repaired anew into the same
-journal.
+Undo takes the journal's steps backwards and reverses each by what the filesystem shows, so it
+works from any state an apply left, finished, failed or killed. It first checks every file it
+would remove or move back against the hash journaled for it: a file changed after the repair
+stops the undo before anything is changed, naming the file.
 """
 
 from __future__ import annotations
 
-import hashlib
+import os
 import posixpath
 from dataclasses import dataclass, field, replace
+from typing import Callable
 
-from ..core.errors import AcidToolError, ExitStatus, Interrupted, Terminated
-from ..core.repair import LOCK_FILE, Action
+from ..core.errors import (
+    AcidToolError,
+    ExitStatus,
+    Interrupted,
+    Terminated,
+    UsageError,
+    raise_if_terminated,
+)
+from ..core.guards import inside
+from ..core.repair import (
+    Action,
+    Quarantine,
+    RecoverStreaming,
+    RenameFile,
+    Rewrap,
+    WriteMarker,
+)
+from ..io.commit import (
+    LOCK_FILE,
+    LockedError,
+    TableLock,
+    exclusive_journal,
+    refuse_link,
+    shielded,
+    table_of,
+)
 from ..io.fs import Location, resolve
 from ..io.journal import (
     JOURNAL_VERSION,
     Journal,
-    drop_lock,
+    JournalWriteError,
+    MakeDir,
+    Rename,
+    Step,
+    Swap,
+    WriteNew,
     exists,
-    holder_alive,
-    lock_info,
-    make_dir,
     read_journal,
-    remove_empty_dir,
-    remove_file,
-    rename,
-    take_lock,
-    write_new,
+    step_of,
+    step_urls,
 )
 from .repair import Plan, RepairOptions, plan_repair
-from .repair_build import new_files
+from .repair_build import new_files, rewritten
 
 STAGING = ".staging"
 BATCH = 256  # single-rename actions journaled in one record (one fsync)
 
-
-class LockedError(AcidToolError):
-    exit_status = ExitStatus.USAGE
+__all__ = ["LOCK_FILE", "LockedError", "ApplyResult", "UndoResult", "apply", "undo"]
 
 
 @dataclass
@@ -56,6 +79,7 @@ class ApplyResult:
     after: Plan | None = None  # the table planned again once the apply is done
     resumed: bool = False
     transaction: int | None = None  # the metastore transaction of --write-id auto
+    written: bool = True  # False: nothing to do, so no journal and no quarantine were made
 
     @property
     def ok(self) -> bool:
@@ -67,11 +91,10 @@ class ApplyResult:
 # Steps
 
 
-def _steps_for(action: Action, plan: Plan, made: set[str]) -> tuple[list[dict], dict[str, bytes]]:
-    """The steps of one action and the bytes of the files it writes (by URL)."""
+def _steps_for(action: Action, plan: Plan, made: set[str]) -> list[Step]:
+    """The steps of one action, with the bytes of the files it writes."""
     root, q = plan.root, plan.quarantine
-    steps: list[dict] = []
-    data: dict[str, bytes] = {}
+    steps: list[Step] = []
 
     def mkdirs(loc: Location) -> None:
         chain = []
@@ -82,97 +105,60 @@ def _steps_for(action: Action, plan: Plan, made: set[str]) -> tuple[list[dict], 
                 break
             loc = Location(loc.store, parent, loc.url.rsplit("/", 1)[0])
         for d in reversed(chain):
-            steps.append({"op": "mkdir", "path": d.url})
+            steps.append(MakeDir(d))
             made.add(d.url)
 
-    def to_quarantine(rel: str) -> None:
-        dst = q.child(rel)
+    def quarantined(rel: str) -> Location:
         mkdirs(q.child(posixpath.dirname(rel)) if "/" in rel else q)
-        steps.append({"op": "rename", "src": root.child(rel).url, "dst": dst.url})
+        return q.child(rel)
 
     def stage(name: str, content: bytes) -> Location:
         where = q.child(f"{STAGING}/{action.id}/{name}")
         mkdirs(q.child(f"{STAGING}/{action.id}/{posixpath.dirname(name)}".rstrip("/")))
-        steps.append({"op": "write", "path": where.url, "size": len(content),
-                      "sha256": hashlib.sha256(content).hexdigest()})
-        data[where.url] = content
+        steps.append(WriteNew.of(where, content))
         return where
 
-    if action.kind == "quarantine":
-        to_quarantine(action.target)
-    elif action.kind == "rename":
-        steps.append({"op": "rename", "src": root.child(action.target).url,
-                      "dest_rel": action.dest, "dst": root.child(action.dest).url})
-    elif action.kind == "rewrap":
+    if isinstance(action, Quarantine):
+        steps.append(Rename(root.child(action.target), quarantined(action.target)))
+    elif isinstance(action, RenameFile):
+        assert action.dest is not None
+        steps.append(Rename(root.child(action.target), root.child(action.dest)))
+    elif isinstance(action, Rewrap):
+        assert action.dest is not None
         delta = posixpath.basename(action.dest)
         for name, content in new_files(action, plan).items():
             stage(f"{delta}/{name}", content)
         staged = q.child(f"{STAGING}/{action.id}/{delta}")
-        steps.append({"op": "rename", "src": staged.url, "dst": root.child(action.dest).url,
-                      "staged": True})
-        to_quarantine(action.target)
-    else:  # a file written anew in place of (or next to) the target
-        files = new_files(action, plan)
-        content = files[posixpath.basename(action.target)]
+        steps.append(Rename(staged, root.child(action.dest), staged=True))
+        steps.append(Rename(root.child(action.target), quarantined(action.target)))
+    elif isinstance(action, WriteMarker) and not action.replace:
+        content = new_files(action, plan)[posixpath.basename(action.target)]
         staged = stage(posixpath.basename(action.target), content)
-        if action.kind != "write-marker" or action.params.get("replace"):
-            to_quarantine(action.target)
-        if action.kind == "recover-streaming":
-            to_quarantine(action.params["side"])
-        # The new file takes the name the old one had: its hash tells them apart on undo.
-        steps.append({"op": "rename", "src": staged.url, "dst": root.child(action.target).url,
-                      "staged": True, "sha256": hashlib.sha256(content).hexdigest()})
-    return steps, data
+        steps.append(Rename(staged, root.child(action.target), staged=True,
+                            sha256=WriteNew.of(staged, content).sha256))
+    else:  # a file rewritten in place: the new bytes swapped in, the old ones kept
+        new, old = rewritten(action, plan)
+        staged = stage(posixpath.basename(action.target), new)
+        keep = quarantined(action.target)
+        steps.append(Swap(root.child(action.target), staged, keep,
+                          WriteNew.of(keep, old).sha256, WriteNew.of(staged, new).sha256))
+        if isinstance(action, RecoverStreaming):
+            steps.append(Rename(root.child(action.side), quarantined(action.side)))
+    return steps
 
 
-def _take(step: dict, data: dict[str, bytes]) -> None:
-    op = step["op"]
-    if op == "mkdir":
-        make_dir(resolve(step["path"]))
-    elif op == "write":
-        write_new(resolve(step["path"]), data[step["path"]])
-    elif op == "rename":
-        rename(resolve(step["src"]), resolve(step["dst"]))
-
-
-def reverse(step: dict) -> str | None:
-    """Undo one step by what the filesystem shows; a problem as text, or None."""
-    op = step["op"]
-    if op == "mkdir":
-        loc = resolve(step["path"])
-        if exists(loc) and not remove_empty_dir(loc):
-            return f"{loc.url} is not empty (it was made by the repair; look inside)"
-    elif op == "write":
-        loc = resolve(step["path"])
-        if exists(loc):
-            remove_file(loc)
-    elif op == "rename":
-        src, dst = resolve(step["src"]), resolve(step["dst"])
-        there, back = exists(dst), exists(src)
-        if there and "sha256" in step and _sha256(dst) != step["sha256"]:
-            there = False  # what is there is the file the repair replaces: not taken yet
-        if there and not back:
-            rename(dst, src)
-        elif there and back:
-            return f"both {src.url} and {dst.url} exist: keep one by hand"
-        elif not there and not back and not step.get("staged"):
-            # (a file the repair wrote, removed by an undo before this one)
-            return f"{src.url} is gone, and not at {dst.url} either"
-    return None
-
-
-def _sha256(loc: Location) -> str:
-    from ..io.fs import read_bytes
-
-    return hashlib.sha256(read_bytes(loc)).hexdigest()
-
-
-def _roll_back(steps: list[dict]) -> list[str]:
+def _roll_back(steps: list[Step]) -> list[str]:
+    """Reverse the steps taken of one action, last first, shielded from a second signal.
+    Directories made are left (empty, in the quarantine; undo removes them): the actions
+    journaled with this one may use them."""
     problems = []
-    for step in reversed(steps):
-        problem = reverse(step)
-        if problem:
-            problems.append(problem)
+    with shielded():
+        for step in reversed(steps):
+            if isinstance(step, MakeDir):
+                continue
+            problem = step.reverse()
+            if problem:
+                problems.append(problem)
     return problems
 
 
@@ -180,86 +166,146 @@ def _roll_back(steps: list[dict]) -> list[str]:
 # Apply
 
 
-def _lock_for(plan: Plan) -> Location:
-    return plan.root.child(LOCK_FILE)
-
-
-def _held(lock: Location) -> dict | None:
-    """The lock's record when a live process holds it (refused); None when it is free.
-    A lock left by a dead process is returned with "stale": True."""
-    info = lock_info(lock)
-    if info is None:
-        return None
-    if info.get("unreadable") or holder_alive(info):
-        who = f"pid {info.get('pid')} on {info.get('host')}" if not info.get("unreadable") \
-            else "an unreadable lock"
-        raise LockedError(f"another repair or undo is running on this table ({who}, since "
-                          f"{info.get('since')}); if it is not, remove {lock.url}")
-    return {**info, "stale": True}
+def _root_of(path: str) -> Location:
+    root = resolve(path)
+    return Location(root.store, root.path, root.path) if root.is_local else root
 
 
 def apply(path: str, opts: RepairOptions, *, command: str = "repair --apply",
-          progress=None) -> ApplyResult:
-    """Plan PATH and carry the plan out, under the table's lock (finishing an interrupted
-    apply first: its journal is named in the lock it left)."""
-    root = resolve(path)
-    lock = root.child(LOCK_FILE)
-    stale = _held(lock)
-    resumed_from: list[dict] | None = None
-    if stale is not None:
-        try:
-            resumed_from = read_journal(stale["journal"])
-        except AcidToolError:
-            resumed_from = None
-        if resumed_from is not None and any(r.get("record") == "end" for r in resumed_from):
-            resumed_from = None
-        drop_lock(lock)
-    run = None
-    if resumed_from is not None:
-        opts = replace(opts, journal=stale["journal"])
-        run = resumed_from[0]["run"]
-    plan = plan_repair(path, opts, run=run)  # read-only; planned again under the lock
-    if resumed_from is None and plan.clean:
-        return ApplyResult(plan, {}, plan)
-    opts = replace(opts, journal=plan.journal)
+          progress: Callable[[int, int], None] | None = None) -> ApplyResult:
+    """Take the table's lock, finish what an interrupted apply of the same table left, plan
+    PATH once and carry the plan out (see the module's text)."""
+    root = _root_of(path)
+    lock = TableLock(table_of(root), None, command).acquire()
+    keep_stale = False
     try:
-        take_lock(lock, plan.journal, command)
-    except FileExistsError:
-        _held(lock)
-        raise LockedError(f"{lock.url} appeared while planning: another repair started")
-    try:
-        return _apply_locked(path, opts, plan.run, resumed_from, progress)
-    finally:
-        drop_lock(lock)
-
-
-def _apply_locked(path: str, opts: RepairOptions, run: str, resumed_from, progress
-                  ) -> ApplyResult:
-    journal = Journal(opts.journal)
-    try:
-        first_id = 1
+        resumed_from = _resumable(lock, root)
         if resumed_from is not None:
-            done = _done_ids(resumed_from)
-            for rec in reversed(_step_records(resumed_from)):
-                for item in reversed(rec["actions"]):
-                    if item["id"] not in done and len(item["steps"]) > 1:
-                        _roll_back(item["steps"])
-            first_id = 1 + max((int(item["id"][1:]) for rec in _step_records(resumed_from)
-                                for item in rec["actions"]), default=0)
-            journal.record(record="resume", run=run)
-        plan = _renumber(plan_repair(path, opts, run=run), first_id)
+            opts = replace(opts, journal=lock.stale["journal"])  # type: ignore[index]
+        elif opts.journal and os.path.exists(opts.journal):
+            exclusive_journal(os.path.abspath(opts.journal))  # refused: one run's journal
+        return _apply_locked(path, root, opts, lock, resumed_from, progress)
+    except _KeepStale:
+        keep_stale = True
+        raise
+    finally:
+        lock.release(restore=keep_stale)
+
+
+class _KeepStale(LockedError):
+    """The lock a dead run left belongs to work this run must not touch: put back."""
+
+
+def _resumable(lock: TableLock, root: Location) -> list[dict] | None:
+    """The journal of the interrupted apply of this very table that this run finishes, if the
+    lock it took over names one; refused when the interrupted run is another's to finish."""
+    stale = lock.stale
+    if stale is None or stale.get("unreadable") or not stale.get("journal"):
+        return None
+    if not lock.stale_is_ours():
+        return None  # a lock copied with the table from elsewhere: not this table's run
+    journal = stale["journal"]
+    try:
+        records = read_journal(journal)
+    except AcidToolError:
+        return None  # gone or unreadable: nothing to resume (provenance guards re-wraps)
+    if not records:
+        return None
+    kinds = {r.get("record") for r in records}
+    if stale.get("command") == "undo" or ("undo" in kinds and "undone" not in kinds):
+        raise _KeepStale(f"an interrupted undo of {journal} holds this table's lock: run "
+                         f"`acidtool undo {journal}` to finish it first")
+    if "end" in kinds or "undone" in kinds:
+        return None
+    if records[0].get("path") != root.url:
+        raise _KeepStale(f"an interrupted repair of {records[0].get('path')} (journal "
+                         f"{journal}) holds this table's lock: finish it with `acidtool repair "
+                         f"{records[0].get('path')} --apply`, or `acidtool undo {journal}`")
+    return records
+
+
+def _apply_locked(path: str, root: Location, opts: RepairOptions, lock: TableLock,
+                  resumed_from: list[dict] | None, progress) -> ApplyResult:
+    run = resumed_from[0]["run"] if resumed_from is not None else None
+    if resumed_from is not None:
+        _require_inside(resumed_from, root)
+        _finish_interrupted(resumed_from)
+    plan = plan_repair(path, opts, run=run)  # the one plan, made under the lock
+    if resumed_from is None and not plan.actions:
+        return ApplyResult(plan, {}, plan, written=False)
+    refuse_link(plan.root, plan.quarantine, "the quarantine")
+    if resumed_from is None:
+        exclusive_journal(plan.journal)
+    journal = Journal(plan.journal)
+    results: dict[str, tuple[str, str]] = {}
+    try:
         if resumed_from is None:
-            journal.record(record="begin", version=JOURNAL_VERSION, run=run, path=plan.root.url,
-                           quarantine=plan.quarantine.url, hive_version=str(plan.hive_version))
+            journal.record(record="begin", version=JOURNAL_VERSION, run=plan.run,
+                           path=plan.root.url, quarantine=plan.quarantine.url,
+                           hive_version=str(plan.hive_version))
+        else:
+            journal.record(record="resume", run=plan.run)
+        lock.name_journal(plan.journal)
+        plan = _renumber(plan, _next_id(resumed_from))
         journal.record(record="plan", actions=[a.as_dict() for a in plan.actions],
                        manual=[m.as_dict() for m in plan.manual])
-        results = _carry_out(plan, journal, progress)
-        after = plan_repair(path, opts, run=run)
+        _carry_out(plan, journal, progress, results)
+        after = plan_repair(path, opts, run=plan.run)  # the re-check
         journal.record(record="end", result="ok" if all(
             r == "done" for r, _ in results.values()) else "failed")
         return ApplyResult(plan, results, after, resumed_from is not None)
+    except JournalWriteError as exc:
+        raise _journal_failed(exc, plan, results) from None
     finally:
         journal.close()
+
+
+def _journal_failed(exc: JournalWriteError, plan: Plan, results: dict) -> AcidToolError:
+    """A journal that could not be written stops the apply at once; what was done is said,
+    and how to reverse it (every step taken had been journaled)."""
+    done = [i for i, (r, _) in results.items() if r == "done"]
+    error = JournalWriteError(
+        f"{exc}; the apply stopped there: {len(done)} of {len(plan.actions)} actions were done"
+        + (f" ({', '.join(done)})" if done else "")
+        + f"; every step taken was journaled before it was: `acidtool undo {plan.journal}` "
+        f"reverses them, or free the space and run `acidtool repair {plan.path} --apply` "
+        "again to finish")
+    if done:
+        error.exit_status = ExitStatus.AFTER_COMMIT
+    return error
+
+
+def _require_inside(records: list[dict], root: Location) -> None:
+    """Every path a journal names lies in its table or its quarantine."""
+    begin = records[0]
+    places = [begin.get("path", ""), begin.get("quarantine", "")]
+    for rec in _step_records(records):
+        for item in rec.get("actions", []):
+            for raw in item.get("steps", []):
+                for url in step_urls(step_of(raw)):
+                    if not any(p and inside(url, p) for p in places):
+                        raise UsageError(f"the journal names {url}, outside its table "
+                                         f"{places[0]} and quarantine: refused, nothing done")
+
+
+def _finish_interrupted(records: list[dict]) -> None:
+    """Roll back the actions an interrupted apply journaled but did not finish."""
+    done = _done_ids(records)
+    for rec in reversed(_step_records(records)):
+        for item in reversed(rec["actions"]):
+            if item["id"] not in done:
+                problems = _roll_back([step_of(s) for s in item["steps"]])
+                if problems:
+                    raise AcidToolError("the interrupted apply's unfinished action "
+                                        f"{item['id']} could not be rolled back: "
+                                        + "; ".join(problems))
+
+
+def _next_id(records: list[dict] | None) -> int:
+    if records is None:
+        return 1
+    return 1 + max((int(item["id"][1:]) for rec in _step_records(records)
+                    for item in rec["actions"]), default=0)
 
 
 def _renumber(plan: Plan, first: int) -> Plan:
@@ -277,58 +323,64 @@ def _done_ids(records: list[dict]) -> set[str]:
     return {i for r in records if r.get("record") == "done" for i in r["ids"]}
 
 
-def _carry_out(plan: Plan, journal: Journal, progress) -> dict[str, tuple[str, str]]:
-    results: dict[str, tuple[str, str]] = {}
+def _carry_out(plan: Plan, journal: Journal, progress, results: dict) -> None:
     made: set[str] = set()
     todo = list(plan.actions)
     done_count = 0
     while todo:
+        raise_if_terminated()  # a signal recorded while a roll-back ran stops here
         # single-rename actions go together (one journal record for many); others alone
         batch = [todo.pop(0)]
-        while todo and batch[0].kind == "quarantine" and todo[0].kind == "quarantine" and \
-                len(batch) < BATCH:
+        while todo and isinstance(batch[0], Quarantine) and isinstance(todo[0], Quarantine) \
+                and len(batch) < BATCH:
             batch.append(todo.pop(0))
         prepared = []
         for action in batch:
             try:
-                steps, data = _steps_for(action, plan, made)
+                steps = _steps_for(action, plan, made)
             except (AcidToolError, OSError, ValueError) as exc:
                 results[action.id] = ("failed", f"not done: {_what(exc)}")
                 journal.record(record="failed", id=action.id, reason=_what(exc))
                 continue
-            prepared.append((action, steps, data))
+            prepared.append((action, steps))
         if not prepared:
             continue
-        journal.record(record="steps", actions=[{"id": a.id, "steps": s}
-                                                for a, s, _ in prepared])
-        for action, steps, data in prepared:
-            taken: list[dict] = []
-            try:
-                for step in steps:
-                    taken.append(step)
-                    _take(step, data)
-            except KeyboardInterrupt as exc:
-                problems = _roll_back(taken)
-                journal.record(record="interrupted", id=action.id, problems=problems)
-                raise Interrupted(f"interrupted during {action.id}, which was rolled back; "
-                                  f"run `acidtool repair {plan.path} --apply` again to finish, "
-                                  f"or `acidtool undo {journal.path}`",
-                                  15 if isinstance(exc, Terminated) else 2) from None
-            except (AcidToolError, OSError, ValueError) as exc:
-                problems = _roll_back(taken)
-                reason = f"failed and rolled back: {_what(exc)}" + (
-                    f" (roll-back problems: {'; '.join(problems)})" if problems else "")
-                results[action.id] = ("failed", reason)
-                journal.record(record="failed", id=action.id, reason=reason)
-                made.difference_update(s["path"] for s in steps if s["op"] == "mkdir")
-                continue
-            results[action.id] = ("done", "")
-        journal.record(record="done", ids=[a.id for a, _, _ in prepared
+        journal.record(record="steps", actions=[{"id": a.id, "steps": [s.record() for s in st]}
+                                                for a, st in prepared])
+        for action, steps in prepared:
+            _take_action(action, steps, plan, journal, results)
+        journal.record(record="done", ids=[a.id for a, _ in prepared
                                            if results.get(a.id, ("",))[0] == "done"])
         done_count += len(batch)
         if progress:
             progress(done_count, len(plan.actions))
-    return results
+
+
+def _take_action(action: Action, steps: list[Step], plan: Plan, journal: Journal,
+                 results: dict) -> None:
+    taken: list[Step] = []
+    try:
+        for step in steps:
+            taken.append(step)
+            step.take()
+    except KeyboardInterrupt as exc:
+        problems = _roll_back(taken)
+        with shielded():
+            journal.record(record="interrupted", id=action.id, problems=problems)
+        raise Interrupted(f"interrupted during {action.id}, which was rolled back; run "
+                          f"`acidtool repair {plan.path} --apply` again to finish, or "
+                          f"`acidtool undo {journal.path}`",
+                          15 if isinstance(exc, Terminated) else 2) from None
+    except (AcidToolError, OSError, ValueError) as exc:
+        if isinstance(exc, JournalWriteError):
+            raise
+        problems = _roll_back(taken)
+        reason = f"failed and rolled back: {_what(exc)}" + (
+            f" (roll-back problems: {'; '.join(problems)})" if problems else "")
+        results[action.id] = ("failed", reason)
+        journal.record(record="failed", id=action.id, reason=reason)
+        return
+    results[action.id] = ("done", "")
 
 
 def _what(exc: BaseException) -> str:
@@ -343,7 +395,7 @@ def _what(exc: BaseException) -> str:
 class UndoResult:
     journal: str
     path: str
-    reversed: int
+    reversed: int  # steps that changed something
     problems: list[str]
 
     @property
@@ -356,50 +408,98 @@ class UndoResult:
 
 
 def undo(journal_path: str) -> UndoResult:
+    """Put the table a journal names back as it was (see the module's text)."""
     records = read_journal(journal_path)
-    begin = records[0]
-    root = resolve(begin["path"])
-    lock = root.child(LOCK_FILE)
-    stale = _held(lock)
-    if stale is not None and stale.get("journal") != str(journal_path) and \
-            not _same_file(stale.get("journal"), journal_path):
-        raise LockedError(f"an interrupted repair (journal {stale.get('journal')}) holds "
-                          f"{lock.url}: undo that journal first, or finish it with "
-                          "`acidtool repair --apply`")
-    if stale is not None:
-        drop_lock(lock)
+    if not records:
+        return UndoResult(str(journal_path), "", 0, [])  # killed before its first record
+    root = resolve(records[0]["path"])
+    _require_inside(records, root)
+    steps = [step_of(s) for rec in reversed(_step_records(records))
+             for item in reversed(rec["actions"]) for s in reversed(item["steps"])]
+    lock = TableLock(table_of(root), str(journal_path), "undo").acquire()
+    restore = False
     try:
-        take_lock(lock, str(journal_path), "undo")
-    except FileExistsError:
-        _held(lock)
-        raise LockedError(f"{lock.url} appeared: another repair or undo started") from None
+        stale = lock.stale
+        if stale is not None and lock.stale_is_ours() and stale.get("journal") and \
+                not _same_file(stale.get("journal"), journal_path) and \
+                _unfinished(stale["journal"]):
+            restore = True
+            raise LockedError(f"an interrupted repair (journal {stale.get('journal')}) holds "
+                              f"{lock.location.url}: undo that journal first, or finish it "
+                              "with `acidtool repair --apply`")
+        problems = _check_all(steps)
+        if problems:  # a file undo did not write would be removed: nothing is touched
+            return UndoResult(str(journal_path), root.url, 0, problems)
+        count, problems = _undo_steps(steps, journal_path)
+        return UndoResult(str(journal_path), root.url, count, problems)
+    finally:
+        lock.release(restore=restore)
+
+
+def _undo_steps(steps: list[Step], journal_path: str) -> tuple[int, list[str]]:
     journal = Journal(journal_path)
-    problems: list[str] = []
-    count = 0
     try:
         journal.record(record="undo")
-        for rec in reversed(_step_records(records)):
-            for item in reversed(rec["actions"]):
-                for step in reversed(item["steps"]):
-                    problem = reverse(step)
+        count, problems = 0, []
+        try:
+            for step in steps:
+                changed = _changes(step)
+                problem = step.reverse()
+                if problem:
+                    problems.append(problem)
+                elif changed:
                     count += 1
-                    if problem:
-                        problems.append(problem)
+        except KeyboardInterrupt:
+            raise Interrupted(f"undo interrupted; run `acidtool undo {journal_path}` again to "
+                              "finish", 2) from None
         journal.record(record="undone", problems=problems)
-    except KeyboardInterrupt:
-        raise Interrupted(f"undo interrupted; run `acidtool undo {journal_path}` again "
-                          "to finish", 2) from None
+        return count, problems
     finally:
         journal.close()
-        drop_lock(lock)
-    return UndoResult(str(journal_path), root.url, count, problems)
+
+
+def _check_all(steps: list[Step]) -> list[str]:
+    """Every file undo would remove or put back, checked against the journal's hashes before
+    anything is changed. A file a repair wrote may be inside a staged directory that a later
+    step renamed into the table: it is looked for where that rename put it."""
+    problems = []
+    moved = [(s.src.url, s.dst) for s in steps if isinstance(s, Rename) and s.staged
+             and exists(s.dst) and not exists(s.src)]
+    for step in steps:
+        if isinstance(step, WriteNew):
+            where = step.path
+            for src, dst in moved:
+                if step.path.url.startswith(src + "/"):
+                    where = dst.child(step.path.url[len(src) + 1:])
+            problem = step.check(where)
+        else:
+            problem = step.check()
+        if problem:
+            problems.append(problem + "; nothing was undone")
+    return problems
+
+
+def _changes(step: Step) -> bool:
+    """Whether reversing ``step`` changes anything the filesystem shows now."""
+    if isinstance(step, MakeDir):
+        return exists(step.path)
+    if isinstance(step, WriteNew):
+        return exists(step.path)
+    if isinstance(step, Rename):
+        return step.taken()
+    return exists(step.keep)
+
+
+def _unfinished(journal: str) -> bool:
+    try:
+        kinds = {r.get("record") for r in read_journal(journal)}
+    except AcidToolError:
+        return False
+    return bool(kinds) and "end" not in kinds and "undone" not in kinds
 
 
 def _same_file(a, b) -> bool:
-    import os
-
     try:
         return a is not None and os.path.samefile(a, b)
     except OSError:
         return False
-

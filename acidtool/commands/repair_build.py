@@ -14,11 +14,19 @@ import pyarrow.orc as paorc
 from ..core.errors import AcidToolError, ExitStatus
 from ..core.names import ACID_VERSION_FILE
 from ..core.orcproto import parse_postscript
-from ..core.repair import Action
+from ..core.repair import (
+    Action,
+    RebuildKeyIndex,
+    RecoverStreaming,
+    Rewrap,
+    SortEvents,
+    WriteMarker,
+)
 from ..io.footers import footer_through_pyarrow
 from ..io.fs import read_bytes
 from ..io.orcpatch import replace_user_metadata
 from .convert import ConvertOptions, plan as convert_plan, write_files
+from .convert_sources import SOURCES_FILE, record
 
 SORT_KEYS = [("originalTransaction", "ascending"), ("bucket", "ascending"),
              ("rowId", "ascending")]
@@ -31,39 +39,49 @@ class BuildError(AcidToolError):
 
 def new_files(action: Action, plan) -> dict[str, bytes]:
     """File name -> bytes of what ``action`` writes (a re-wrap: its delta's files)."""
-    root, version = plan.root, plan.hive_version
-    if action.kind == "rewrap":
+    if isinstance(action, Rewrap):
         return rewrapped(action, plan)
-    if action.kind == "write-marker":
+    if isinstance(action, WriteMarker):
         return {ACID_VERSION_FILE: b"2"}
-    data = read_bytes(root, action.target)
-    name = action.target.rsplit("/", 1)[-1]
-    if action.kind == "rebuild-key-index":
-        return {name: replace_user_metadata(
-            data, {"hive.acid.key.index": action.params["key_index"].encode()})}
-    if action.kind == "sort-events":
-        return {name: sorted_events(data, version)}
-    if action.kind == "recover-streaming":
-        return {name: data[:action.params["length"]]}
+    new, _ = rewritten(action, plan)
+    return {action.target.rsplit("/", 1)[-1]: new}
+
+
+def rewritten(action: Action, plan) -> tuple[bytes, bytes]:
+    """The new bytes of a file an action rewrites in place, and its old bytes."""
+    data = read_bytes(plan.root, action.target)
+    if isinstance(action, RebuildKeyIndex):
+        return replace_user_metadata(
+            data, {"hive.acid.key.index": action.key_index.encode()}), data
+    if isinstance(action, SortEvents):
+        return sorted_events(data, plan.hive_version), data
+    if isinstance(action, RecoverStreaming):
+        return data[:action.length], data
+    if isinstance(action, WriteMarker):
+        return b"2", data
     raise BuildError(f"{action.kind}: nothing to write")
 
 
-def rewrapped(action: Action, plan) -> dict[str, bytes]:
+def rewrapped(action: Rewrap, plan) -> dict[str, bytes]:
+    """A re-wrap's delta: convert's bucket files, the version marker, and the provenance
+    record of its source (``_acidtool_sources``: no later convert or repair takes the same
+    bytes again). The source is named by its location, never as a pattern: a file called
+    ``*.orc`` is that one file."""
     partition = action.dest.rsplit("/", 1)[0] if "/" in action.dest else ""
     target = plan.root.child(partition) if partition else plan.root
     row_type = plan.row_type
     by_position = row_type is not None and all(
         _POSITIONAL.fullmatch(n) for n in _field_names(row_type))
-    opts = ConvertOptions(table=target.url, write_id=str(action.params["write_id"]),
-                          statement_id=action.params["statement_id"],
+    opts = ConvertOptions(table=target.url, write_id=str(action.write_id),
+                          statement_id=action.statement_id,
                           hive_version=plan.hive_version, schema=row_type,
                           by_position=by_position, allow_duplicates=True,
-                          another_statement=True,
-                          insert_only=bool(action.params.get("insert_only")))
-    p = convert_plan([plan.root.child(action.target).url], opts)
+                          another_statement=True)
+    p = convert_plan([plan.root.child(action.target)], opts)
     files = {name: data for name, (data, _) in write_files(p).items()}
-    if plan.hive_version.writes_acid_version and not opts.insert_only:
+    if plan.hive_version.writes_acid_version:
         files[ACID_VERSION_FILE] = b"2"
+    files[SOURCES_FILE] = record(p.sources, p.fingerprints, action.write_id)
     return files
 
 

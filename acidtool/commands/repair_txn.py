@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..core.catalog import MetastoreError
+from ..core.repair import Rewrap
 from .convert_txn import Transaction
 from .target import Target
 
@@ -38,11 +39,12 @@ def apply_in_transaction(path: str, opts, target: Target, progress=None):
         txn = Transaction(target.metastore, target.table, None).open(
             client, target.snapshot.hive_version)
         try:
-            result = apply(path, replace(opts, write_id=txn.write_id), progress=progress)
+            result = apply(path, replace(opts, write_id=txn.write_id, write_id_allocated=True),
+                           progress=progress)
         except BaseException:
             txn.abort(client)
             raise
-        if any(a.kind == "rewrap" and a.params.get("write_id") == txn.write_id and
+        if any(isinstance(a, Rewrap) and a.write_id == txn.write_id and
                result.results.get(a.id, ("",))[0] == "done" for a in result.plan.actions):
             txn.commit(client)
         else:

@@ -84,6 +84,9 @@ class Terminated(KeyboardInterrupt):
 # not lost.
 TERMINATED: list[int] = []
 INTERRUPTED: list[int] = []
+# Non-empty while a writer rolls back or releases its lock (``io.commit.shielded``): the CLI's
+# handlers then record a signal without raising it, and the writer honours it afterwards.
+SHIELD: list[int] = []
 
 
 def raise_if_terminated() -> None:

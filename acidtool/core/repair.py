@@ -15,9 +15,10 @@ ids, duplicate ROW__IDs, operations) is never automatic.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Callable, Mapping
+from typing import Callable, ClassVar, Mapping
 
 from .bucket import BucketCodecError, decode
+from .guards import LOCK_FILE, write_id_problem
 from .facts import FileFacts, PartitionFacts
 from .names import (
     ACID_VERSION_FILE,
@@ -30,33 +31,35 @@ from .names import (
 )
 from .rules import Finding
 from .rules.index import STAGING
+from .snapshot import Snapshot
 from .versions import HiveVersion
 
-# Kinds of action, each a short sequence of renames and new files (commands/repair_apply.py).
-KINDS = ("quarantine", "rewrap", "rename", "write-marker", "rebuild-key-index", "sort-events",
-         "recover-streaming")
 # Rules whose repair runs only when --select names them: the change is right only when the
 # person knows the table's readers (ACID021) or accepts losing an unflushed tail (ACID022).
 OPT_IN = {"ACID021": "quarantine obsolete and aborted directories",
           "ACID022": "recover streaming files longer than their last flush"}
 
 QUARANTINE_DIR = ".acidtool-quarantine"  # hidden from Hive by its "." (hiddenFileFilter)
-LOCK_FILE = ".acidtool-lock"
 
 
 @dataclass(frozen=True)
 class Action:
-    """One change. ``target`` and ``dest`` are relative to the PATH repaired."""
+    """One change, planned from facts. ``target`` and ``dest`` are relative to the PATH
+    repaired. Each kind of change is a subclass holding what its apply needs."""
 
+    kind: ClassVar[str] = ""
     id: str
     code: str
-    kind: str
     target: str
     reason: str
     dest: str | None = None  # rename: the new name; rewrap: the new delta directory
-    params: Mapping = field(default_factory=dict)  # what the apply needs (write id, length...)
     result: str = "planned"  # planned, done, failed, skipped
     covers: tuple[str, ...] = ()  # other codes this action also repairs (same target)
+
+    @property
+    def params(self) -> dict:
+        """What the apply needs besides the target (shown in the plan's JSON)."""
+        return {}
 
     def as_dict(self) -> dict:
         out = {"id": self.id, "code": self.code, "kind": self.kind, "target": self.target,
@@ -66,8 +69,83 @@ class Action:
         if self.covers:
             out["covers"] = list(self.covers)
         if self.params:
-            out["params"] = dict(self.params)
+            out["params"] = self.params
         return out
+
+
+@dataclass(frozen=True)
+class Quarantine(Action):
+    """The target renamed into the run's quarantine directory."""
+
+    kind: ClassVar[str] = "quarantine"
+
+
+@dataclass(frozen=True)
+class RenameFile(Action):
+    """An ACID file renamed to the bucket file name its rows name (``dest``)."""
+
+    kind: ClassVar[str] = "rename"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Rewrap(Action):
+    """A raw ORC file re-wrapped into a new delta (``dest``) by convert's writer, with the
+    provenance record of its source; the file quarantined."""
+
+    kind: ClassVar[str] = "rewrap"
+    write_id: int
+    statement_id: int
+    rows: int
+    source_sha256: str | None = None  # the fingerprint of the source (convert_sources)
+
+    @property
+    def params(self) -> dict:
+        return {"write_id": self.write_id, "statement_id": self.statement_id,
+                "rows": self.rows}
+
+
+@dataclass(frozen=True, kw_only=True)
+class WriteMarker(Action):
+    """``_orc_acid_version`` written; ``replace``: one with other contents is swapped."""
+
+    kind: ClassVar[str] = "write-marker"
+    replace: bool = False
+
+    @property
+    def params(self) -> dict:
+        return {"replace": True} if self.replace else {}
+
+
+@dataclass(frozen=True, kw_only=True)
+class RebuildKeyIndex(Action):
+    kind: ClassVar[str] = "rebuild-key-index"
+    key_index: str
+
+    @property
+    def params(self) -> dict:
+        return {"key_index": self.key_index}
+
+
+@dataclass(frozen=True)
+class SortEvents(Action):
+    kind: ClassVar[str] = "sort-events"
+
+
+@dataclass(frozen=True, kw_only=True)
+class RecoverStreaming(Action):
+    """A streaming file cut at its last flushed length; its side file quarantined."""
+
+    kind: ClassVar[str] = "recover-streaming"
+    length: int
+    side: str
+
+    @property
+    def params(self) -> dict:
+        return {"length": self.length, "side": self.side}
+
+
+KINDS = tuple(k.kind for k in (Quarantine, Rewrap, RenameFile, WriteMarker, RebuildKeyIndex,
+                               SortEvents, RecoverStreaming))
 
 
 @dataclass(frozen=True)
@@ -96,6 +174,16 @@ class RepairContext:
     # rel path (to PATH) -> footer facts of files the planners need that validate did not read
     extra_files: Mapping[str, FileFacts] = field(default_factory=dict)
     taken: frozenset = frozenset()  # paths this plan's new files and directories will have
+    # the snapshot the user gave (None: none given); a re-wrap's write id must be committed in it
+    snapshot: Snapshot | None = None
+    # rel path (to PATH) of each raw file a re-wrap could take -> the SHA-256 fingerprint of
+    # its contents (convert_sources.fingerprint)
+    fingerprints: Mapping[str, str] = field(default_factory=dict)
+    # partition path (relative to PATH) -> {fingerprint: (delta, source path)} of the
+    # provenance records (_acidtool_sources) its committed deltas carry
+    committed: Mapping[str, Mapping[str, tuple[str, str]]] = field(default_factory=dict)
+    # fingerprint -> rel path of the file this plan re-wraps already
+    rewrapped: Mapping[str, str] = field(default_factory=dict)
 
 
 Planned = Action | Manual | None
@@ -160,6 +248,7 @@ def plan_findings(findings: list[tuple[Finding, PartitionFacts, str]], ctx: Repa
     manual: list[Manual] = []
     pending_manual: list[tuple[str, Manual]] = []
     taken: set[str] = set()  # names new files and directories will have
+    rewrapped: dict[str, str] = {}  # fingerprint -> the file this plan re-wraps
     for f, p, part in findings:
         rel = relative(f.path, p, part)
         if rel in actions:
@@ -173,11 +262,13 @@ def plan_findings(findings: list[tuple[Finding, PartitionFacts, str]], ctx: Repa
                 reason = NEVER_AUTOMATIC.get(f.code, "no automatic repair for this rule")
                 pending_manual.append((rel, Manual(f.code, rel, f"{f.message}; {reason}")))
             continue
-        out = fn(f, p, part, replace(ctx, taken=frozenset(taken)))
+        out = fn(f, p, part, replace(ctx, taken=frozenset(taken), rewrapped=dict(rewrapped)))
         if isinstance(out, Action):
             actions[rel] = replace(out, id=f"a{len(actions) + 1}")
             if out.dest:
                 taken.add(out.dest)
+            if isinstance(out, Rewrap) and out.source_sha256:
+                rewrapped[out.source_sha256] = rel
         elif isinstance(out, Manual):
             pending_manual.append((rel, out))
     for rel, m in pending_manual:
@@ -254,6 +345,9 @@ def _rewrap(f: Finding, p: PartitionFacts, part: str, ctx: RepairContext, write_
             where: str) -> Planned:
     rel = relative(f.path, p, part)
     in_part = within(rel, part)
+    problem = write_id_problem(write_id, _directories(p), ctx.snapshot)
+    if problem:
+        return Manual(f.code, rel, f"{f.message}; cannot re-wrap it: {problem}")
     facts = _facts_of(p, in_part, rel, ctx)
     if facts is None or facts.footer is None:
         why = facts.error if facts is not None and facts.error else "not readable ORC"
@@ -263,14 +357,31 @@ def _rewrap(f: Finding, p: PartitionFacts, part: str, ctx: RepairContext, write_
         return Manual(f.code, rel, f"{f.message}; it holds ACID events already: move it back "
                       "into the directory it came from (its ROW__IDs name it), or out of the "
                       "table")
+    sha = ctx.fingerprints.get(rel)
+    done = ctx.committed.get(part, {}).get(sha) if sha else None
+    if done is not None:
+        delta, source = done
+        return Quarantine("", f.code, rel, f"raw ORC {where} whose rows {delta} holds already "
+                          f"(its provenance record names the same bytes, from {source}): "
+                          "quarantined, not re-wrapped again")
+    if sha and sha in ctx.rewrapped:
+        return Manual(f.code, rel, f"{f.message}; not re-wrapped: the same bytes as "
+                      f"{ctx.rewrapped[sha]}, which this plan re-wraps (two loads of the same "
+                      "file would be its rows twice); if both are meant, load it with "
+                      "`acidtool convert --allow-duplicates`")
     statement = _next_statement(p, part, write_id, ctx)
     if statement > 4095:
         return Manual(f.code, rel, f"{f.message}; write id {write_id} has no free statement id")
     dest = _join(part, str(Delta(write_id, write_id, statement)))
-    return Action("", f.code, "rewrap", rel, f"raw ORC {where}: re-wrapped into {dest} (write "
-                  f"id {write_id}, statement {statement}); the file goes to quarantine",
-                  dest, {"write_id": write_id, "statement_id": statement,
-                         "rows": sum(facts.footer.stripe_rows)})
+    return Rewrap("", f.code, rel, f"raw ORC {where}: re-wrapped into {dest} (write id "
+                  f"{write_id}, statement {statement}); the file goes to quarantine", dest,
+                  write_id=write_id, statement_id=statement,
+                  rows=sum(facts.footer.stripe_rows), source_sha256=sha)
+
+
+def _directories(p: PartitionFacts) -> list[str]:
+    """The partition's top-level directory names."""
+    return [e.name for e in p.state.entries if e.parsed is not None]
 
 
 @planner("ACID001")
@@ -331,8 +442,8 @@ def _renamed_bucket(f: Finding, p: PartitionFacts, part: str, rel: str, director
     if name in names or dest in ctx.taken:
         return Manual(f.code, rel, f"{f.message}; its rows say {name}, which exists already: "
                       "compare the two and keep one")
-    return Action("", f.code, "rename", rel, f"an ACID file whose rows say bucket {bucket_id}: "
-                  f"renamed to {name}", dest)
+    return RenameFile("", f.code, rel, f"an ACID file whose rows say bucket {bucket_id}: "
+                      f"renamed to {name}", dest)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -348,9 +459,9 @@ def _key_index(f: Finding, p: PartitionFacts, part: str, ctx: RepairContext) -> 
     rows = p.rows.get(in_part)
     if rows is None or rows.error is not None:
         return Manual(f.code, rel, f"{f.message}; its rows could not be scanned")
-    return Action("", f.code, "rebuild-key-index", rel, "hive.acid.key.index rebuilt from the "
-                  "stripes' last keys (rows untouched); the old file goes to quarantine",
-                  params={"key_index": _key_index_text(rows.stripe_last_keys)})
+    return RebuildKeyIndex("", f.code, rel, "hive.acid.key.index rebuilt from the stripes' last "
+                           "keys (rows untouched); the old file goes to quarantine",
+                           key_index=_key_index_text(rows.stripe_last_keys))
 
 
 def _key_index_text(keys) -> str:
@@ -360,19 +471,19 @@ def _key_index_text(keys) -> str:
 @planner("ACID015")
 def _unsorted(f: Finding, p: PartitionFacts, part: str, ctx: RepairContext) -> Planned:
     rel = relative(f.path, p, part)
-    return Action("", f.code, "sort-events", rel, "events rewritten in (originalTransaction, "
-                  "bucket, rowId) order: the same events, the same ROW__IDs; the old file goes "
-                  "to quarantine")
+    return SortEvents("", f.code, rel, "events rewritten in (originalTransaction, bucket, rowId) "
+                      "order: the same events, the same ROW__IDs; the old file goes to "
+                      "quarantine")
 
 
 @planner("ACID005")
 def _marker(f: Finding, p: PartitionFacts, part: str, ctx: RepairContext) -> Planned:
     rel = relative(f.path, p, part)
     if rel.endswith("/" + ACID_VERSION_FILE) or rel == ACID_VERSION_FILE:
-        return Action("", f.code, "write-marker", rel, f"{ACID_VERSION_FILE} rewritten as "
-                      "'2'; the old one goes to quarantine", params={"replace": True})
-    return Action("", f.code, "write-marker", _join(rel, ACID_VERSION_FILE),
-                  f"{ACID_VERSION_FILE} written ('2', what Hive 3 and 4 write)")
+        return WriteMarker("", f.code, rel, f"{ACID_VERSION_FILE} rewritten as '2'; the old one "
+                           "goes to quarantine", replace=True)
+    return WriteMarker("", f.code, _join(rel, ACID_VERSION_FILE),
+                       f"{ACID_VERSION_FILE} written ('2', what Hive 3 and 4 write)")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -392,7 +503,7 @@ def _stray(f: Finding, p: PartitionFacts, part: str, ctx: RepairContext) -> Plan
     if not ok:
         return Manual(f.code, rel, f"{f.message}; not quarantined: {why}")
     what = "unparsable ACID directory name" if f.code == "ACID002" else "leftover directory"
-    return Action("", f.code, "quarantine", rel, f"{what}, {why}: quarantined")
+    return Quarantine("", f.code, rel, f"{what}, {why}: quarantined")
 
 
 @planner("ACID022")
@@ -409,18 +520,17 @@ def _streaming(f: Finding, p: PartitionFacts, part: str, ctx: RepairContext) -> 
     if not ok:
         return Manual(f.code, side, f"{f.message}; not touched: {why}")
     if facts.flush_committed == facts.size:
-        return Action("", f.code, "quarantine", side, f"flush-length side file whose last "
+        return Quarantine("", f.code, side, f"flush-length side file whose last "
                       f"length is the file's size ({facts.size} bytes), {why}: quarantined")
     if "ACID022" not in ctx.opted_in:
         return None  # an open streaming file: recovery only when --select names ACID022
     if facts.flush_committed > facts.size:
         return Manual(f.code, side, f"{f.message}; the side file says {facts.flush_committed} "
                       f"bytes, more than the file's {facts.size}")
-    return Action("", f.code, "recover-streaming", _join(part, data), f"{data} is "
-                  f"{facts.size} bytes, its last flush {facts.flush_committed}: cut to the "
-                  f"flushed length (as `orcfiledump --recover`), {why}; the file and its side "
-                  "file go to quarantine", params={"length": facts.flush_committed,
-                                                   "side": side})
+    return RecoverStreaming("", f.code, _join(part, data), f"{data} is {facts.size} bytes, its "
+                            f"last flush {facts.flush_committed}: cut to the flushed length (as "
+                            f"`orcfiledump --recover`), {why}; the file and its side file go to "
+                            "quarantine", length=facts.flush_committed, side=side)
 
 
 @planner("ACID021")
@@ -443,7 +553,7 @@ def _cleaner(f: Finding, p: PartitionFacts, part: str, ctx: RepairContext) -> Pl
     ok, why = _old_enough(rel, ctx)
     if not ok:
         return Manual(f.code, rel, f"{f.message}; not quarantined: {why}")
-    return Action("", f.code, "quarantine", rel, f"{entry.status} in the given snapshot, {why}: "
+    return Quarantine("", f.code, rel, f"{entry.status} in the given snapshot, {why}: "
                   "quarantined")
 
 

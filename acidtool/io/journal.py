@@ -1,26 +1,34 @@
-"""What ``repair --apply`` and ``undo`` need from storage: a write-ahead journal, a lock, and
-the few filesystem steps a repair is made of (make a directory, write a new file, rename).
+"""The write-ahead journal of ``repair --apply`` and ``undo``, and the steps they are made of.
 
 The journal is a local file of JSON lines; each record is flushed and fsync'ed before the step
-it announces is taken (docs/repair.md describes the records). Steps never overwrite and never
-delete anything but what a repair itself wrote: a rename refuses an existing destination, a new
-file refuses an existing name.
+it announces is taken (docs/repair.md describes the records). A step is a typed value holding
+locations (``MakeDir``, ``WriteNew``, ``Rename``, ``Swap``), turned into JSON only when the
+journal records it. Steps never overwrite and never delete anything but what a repair itself
+wrote: a rename refuses an existing destination, a new file refuses an existing name, and a
+``Swap`` puts a file's new bytes in place with one replacing rename (the old ones stay in the
+quarantine), so that a reader never finds the file missing.
 
-``ACIDTOOL_KILL_AT=N`` (for the fault-injection tests) kills this process with SIGKILL at its
-N-th fault point: after each journal record and after each filesystem step.
+Every step is reversed by what the filesystem shows (``reverse``), and never removes bytes it
+did not write: a file whose hash is not the one journaled is left where it is and named.
+
+``ACIDTOOL_KILL_AT=N`` (for the fault-injection tests, documented in docs/repair.md) kills this
+process with SIGKILL at its N-th fault point: after each journal record and after each
+filesystem step.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
-import socket
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar, Union
 
 from ..core.errors import PathError, UsageError
-from .fs import Location, _translate, kind_of, move
+from .fs import Location, kind_of, move, read_bytes, resolve
 
 JOURNAL_VERSION = 1
 _faults = [0]
@@ -46,6 +54,11 @@ def state_dir() -> Path:
     return Path(base) / "acidtool"
 
 
+class JournalWriteError(PathError):
+    """The journal could not be written (a full disk, a lost mount): no step it would have
+    announced was taken."""
+
+
 class Journal:
     """Appends records to a journal file; each is on disk before ``record`` returns."""
 
@@ -55,106 +68,61 @@ class Journal:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.file = open(self.path, "a", encoding="utf-8")
         except OSError as exc:
-            raise PathError(f"cannot write the journal {self.path}: "
-                            f"{exc.strerror or exc} (give another with --journal FILE)") from None
+            raise JournalWriteError(f"cannot write the journal {self.path}: "
+                                    f"{exc.strerror or exc} (give another with --journal FILE)"
+                                    ) from None
 
     def record(self, **fields) -> None:
         fields.setdefault("at", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
-        self.file.write(json.dumps(fields, sort_keys=False) + "\n")
-        self.file.flush()
-        os.fsync(self.file.fileno())
+        try:
+            self.file.write(json.dumps(fields, sort_keys=False) + "\n")
+            self.file.flush()
+            os.fsync(self.file.fileno())
+        except OSError as exc:
+            raise JournalWriteError(f"the journal {self.path} could not be written: "
+                                    f"{exc.strerror or exc}") from None
         fault_point()
 
     def close(self) -> None:
-        self.file.close()
+        try:
+            self.file.close()
+        except OSError:
+            pass  # what could not be flushed was reported by record
 
 
 def read_journal(path: str | Path) -> list[dict]:
-    """Every complete record; a last line cut short by a kill is left out."""
+    """Every complete record; a last line cut short by a kill is left out. An empty file
+    (a run killed before its first record) is an empty list."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        data = Path(path).read_bytes()
     except FileNotFoundError:
         raise UsageError(f"{path}: no such journal") from None
+    except IsADirectoryError:
+        raise UsageError(f"{path}: a directory, not a journal") from None
     except OSError as exc:
         raise PathError(f"{path}: {exc.strerror or exc}") from None
+    lines = data.split(b"\n")
     records = []
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in enumerate(lines, 1):
+        if not line and n == len(lines):
+            break
         try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError:
-            if n == len(text.splitlines()) and not text.endswith("\n"):
+            doc = json.loads(line.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            if n == len(lines):
                 break  # the record being written when the process died
-            raise UsageError(f"{path}:{n}: not a journal record") from None
-    if not records or records[0].get("record") != "begin":
+            raise UsageError(f"{path}:{n}: not a journal record (not JSON)") from None
+        if not isinstance(doc, dict) or not isinstance(doc.get("record"), str):
+            raise UsageError(f"{path}:{n}: not a journal record")
+        records.append(doc)
+    if not records:
+        return []
+    if records[0].get("record") != "begin" or not isinstance(records[0].get("path"), str):
         raise UsageError(f"{path}: not an acidtool repair journal")
     if records[0].get("version") != JOURNAL_VERSION:
         raise UsageError(f"{path}: journal version {records[0].get('version')}, this acidtool "
                          f"reads version {JOURNAL_VERSION}")
     return records
-
-
-# ------------------------------------------------------------------------------------------------
-# The lock: a hidden file in the table root (Hive ignores names starting with "."), naming the
-# process that holds it and its journal.
-
-
-def lock_info(lock: Location) -> dict | None:
-    try:
-        with lock.fs.open_input_stream(lock.path) if not lock.is_local else \
-                open(lock.path, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        if kind_of(lock) == "missing":
-            return None
-        raise _translate(exc, lock.url) from None
-    try:
-        return json.loads(data)
-    except ValueError:
-        return {"unreadable": True}
-
-
-def holder_alive(info: dict) -> bool:
-    """Whether the process named in a lock may still be running (another host: assume so)."""
-    if info.get("host") != socket.gethostname():
-        return True
-    try:
-        os.kill(int(info.get("pid", 0)), 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, ValueError):
-        return True
-    return True
-
-
-def take_lock(lock: Location, journal: str, command: str) -> None:
-    """Create the lock; fails if it exists (a local disk: atomically)."""
-    doc = json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "journal": journal,
-                      "command": command, "since": time.strftime("%Y-%m-%dT%H:%M:%SZ",
-                                                                 time.gmtime())}).encode()
-    if lock.is_local:
-        fd = os.open(lock.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        try:
-            os.write(fd, doc)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        return
-    if kind_of(lock) != "missing":
-        raise FileExistsError(lock.url)
-    with lock.fs.open_output_stream(lock.path) as out:
-        out.write(doc)
-
-
-def drop_lock(lock: Location) -> None:
-    try:
-        if lock.is_local:
-            os.unlink(lock.path)
-        else:
-            lock.fs.delete_file(lock.path)
-    except FileNotFoundError:
-        pass
 
 
 # ------------------------------------------------------------------------------------------------
@@ -165,12 +133,210 @@ def exists(loc: Location) -> bool:
     return kind_of(loc) != "missing"
 
 
-def make_dir(loc: Location) -> None:
-    if loc.is_local:
-        os.mkdir(loc.path)
-    else:
-        loc.fs.create_dir(loc.path, recursive=False)
-    fault_point()
+def sha256_of(loc: Location) -> str | None:
+    """The hash of a file's bytes, None when there is no file."""
+    if kind_of(loc) != "file":
+        return None
+    return hashlib.sha256(read_bytes(loc)).hexdigest()
+
+
+@dataclass(frozen=True)
+class MakeDir:
+    op: ClassVar[str] = "mkdir"
+    path: Location
+
+    def record(self) -> dict:
+        return {"op": self.op, "path": self.path.url}
+
+    def take(self) -> None:
+        if self.path.is_local:
+            os.mkdir(self.path.path)
+        else:
+            self.path.fs.create_dir(self.path.path, recursive=False)
+        fault_point()
+
+    def reverse(self) -> str | None:
+        if exists(self.path) and not remove_empty_dir(self.path):
+            return f"{self.path.url} is not empty (it was made by the repair; look inside)"
+        return None
+
+    def check(self) -> str | None:
+        return None
+
+
+@dataclass(frozen=True)
+class WriteNew:
+    """A new file (never over an existing one), on disk when ``take`` returns. ``data`` is not
+    journaled (its size and hash are)."""
+
+    op: ClassVar[str] = "write"
+    path: Location
+    sha256: str
+    size: int
+    data: bytes = b""
+
+    @classmethod
+    def of(cls, path: Location, data: bytes) -> WriteNew:
+        return cls(path, hashlib.sha256(data).hexdigest(), len(data), data)
+
+    def record(self) -> dict:
+        return {"op": self.op, "path": self.path.url, "size": self.size, "sha256": self.sha256}
+
+    def take(self) -> None:
+        write_new(self.path, self.data)
+
+    def reverse(self, where: Location | None = None) -> str | None:
+        loc = where or self.path
+        if not exists(loc):
+            return None
+        problem = self.check(loc)
+        if problem:
+            return problem
+        remove_file(loc)
+        return None
+
+    def check(self, where: Location | None = None) -> str | None:
+        loc = where or self.path
+        found = sha256_of(loc)
+        if found is not None and found != self.sha256:
+            return (f"{loc.url} changed after the repair wrote it (its bytes are not the ones "
+                    "journaled): left as it is; remove it by hand if it is not wanted")
+        return None
+
+
+@dataclass(frozen=True)
+class Rename:
+    """One rename on one filesystem (atomic on a local disk and HDFS); never over ``dst``.
+    ``staged``: ``src`` is something the repair wrote (its absence is no problem on undo);
+    ``sha256``: the hash of the new file that takes ``dst``'s name."""
+
+    op: ClassVar[str] = "rename"
+    src: Location
+    dst: Location
+    staged: bool = False
+    sha256: str | None = None
+
+    def record(self) -> dict:
+        out: dict = {"op": self.op, "src": self.src.url, "dst": self.dst.url}
+        if self.staged:
+            out["staged"] = True
+        if self.sha256:
+            out["sha256"] = self.sha256
+        return out
+
+    def take(self) -> None:
+        rename(self.src, self.dst)
+
+    def taken(self) -> bool:
+        """Whether what the filesystem shows is this rename taken."""
+        if not exists(self.dst) or exists(self.src):
+            return False
+        return self.sha256 is None or sha256_of(self.dst) == self.sha256
+
+    def reverse(self) -> str | None:
+        there, back = exists(self.dst), exists(self.src)
+        if there and self.sha256 is not None and sha256_of(self.dst) != self.sha256:
+            there = False  # what is there is the file the repair replaces: not taken yet
+        if there and not back:
+            rename(self.dst, self.src)
+        elif there and back:
+            return f"both {self.src.url} and {self.dst.url} exist: keep one by hand"
+        elif not there and not back and not self.staged:
+            return f"{self.src.url} is gone, and not at {self.dst.url} either"
+        return None
+
+    def check(self) -> str | None:
+        return None
+
+
+@dataclass(frozen=True)
+class Swap:
+    """A file's new bytes put in place of its old ones without a moment where it is missing:
+    the old file is kept in the quarantine (``keep``: a hard link on a local disk, a copy
+    elsewhere), then the staged new file replaces it with one rename (local disks; elsewhere a
+    delete and a rename, the nearest a store without a replacing rename allows)."""
+
+    op: ClassVar[str] = "swap"
+    target: Location
+    staged: Location
+    keep: Location
+    old_sha256: str
+    new_sha256: str
+
+    def record(self) -> dict:
+        return {"op": self.op, "target": self.target.url, "staged": self.staged.url,
+                "keep": self.keep.url, "old_sha256": self.old_sha256,
+                "new_sha256": self.new_sha256}
+
+    def take(self) -> None:
+        if sha256_of(self.target) != self.old_sha256:
+            raise FileExistsError(f"{self.target.url} changed since it was planned")
+        if self.target.is_local:
+            os.link(self.target.path, self.keep.path)
+        else:
+            write_new(self.keep, read_bytes(self.target))
+        fault_point()
+        replace_file(self.staged, self.target)
+        fault_point()
+
+    def reverse(self) -> str | None:
+        now, kept = sha256_of(self.target), sha256_of(self.keep)
+        if now == self.new_sha256 or (now is None and kept == self.old_sha256):
+            if kept != self.old_sha256:
+                return (f"{self.keep.url} does not hold the original bytes of "
+                        f"{self.target.url}: put it back by hand")
+            replace_file(self.keep, self.target)
+        elif now == self.old_sha256:
+            if kept is not None:  # the replace was not taken: drop the kept link or copy
+                if kept != self.old_sha256:
+                    return f"{self.keep.url} changed after the repair: left as it is"
+                remove_file(self.keep)
+        elif now is not None:
+            return (f"{self.target.url} changed after the repair (its bytes are neither the "
+                    "original nor what the repair wrote): left as it is"
+                    + (f"; the original is {self.keep.url}" if kept is not None else ""))
+        return None
+
+    def check(self) -> str | None:
+        now = sha256_of(self.target)
+        if now is not None and now not in (self.old_sha256, self.new_sha256):
+            return (f"{self.target.url} changed after the repair (its bytes are neither the "
+                    "original nor what the repair wrote)")
+        return None
+
+
+Step = Union[MakeDir, WriteNew, Rename, Swap]
+
+
+def step_of(record: dict) -> Step:
+    """A journaled step as a value again (its locations resolved)."""
+    op = record.get("op")
+    try:
+        if op == "mkdir":
+            return MakeDir(resolve(record["path"]))
+        if op == "write":
+            return WriteNew(resolve(record["path"]), record["sha256"], int(record["size"]))
+        if op == "rename":
+            return Rename(resolve(record["src"]), resolve(record["dst"]),
+                          bool(record.get("staged")), record.get("sha256"))
+        if op == "swap":
+            return Swap(resolve(record["target"]), resolve(record["staged"]),
+                        resolve(record["keep"]), record["old_sha256"], record["new_sha256"])
+    except (KeyError, TypeError, ValueError):
+        pass
+    raise UsageError(f"not a journaled step: {json.dumps(record)[:200]}")
+
+
+def step_urls(step: Step) -> list[str]:
+    if isinstance(step, (MakeDir, WriteNew)):
+        return [step.path.url]
+    if isinstance(step, Rename):
+        return [step.src.url, step.dst.url]
+    return [step.target.url, step.staged.url, step.keep.url]
+
+
+# ------------------------------------------------------------------------------------------------
+# The filesystem operations steps are made of
 
 
 def write_new(loc: Location, data: bytes) -> None:
@@ -198,6 +364,16 @@ def rename(src: Location, dst: Location) -> None:
         raise FileExistsError(f"{dst.url} exists")
     move(src, dst)
     fault_point()
+
+
+def replace_file(src: Location, dst: Location) -> None:
+    """``src`` renamed over the file ``dst``: one atomic rename on a local disk."""
+    if src.is_local and dst.is_local:
+        os.replace(src.path, dst.path)
+        return
+    if exists(dst):
+        dst.fs.delete_file(dst.path)
+    move(src, dst)
 
 
 def remove_file(loc: Location) -> None:
