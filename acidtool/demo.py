@@ -56,8 +56,22 @@ def main(argv: list[str] | None = None) -> None:
     if len(args) != 1:
         raise SystemExit("usage: python -m acidtool.demo DIR")
     root = build_demo(Path(args[0]))
-    print(f"wrote example table {root}; try:\n"
-          f"  acidtool ls {root} --write-ids '{DEMO_WRITE_IDS}'")
+    print(f"wrote example table {root}; look at it with:\n"
+          f"  {_tool()} ls {root} --write-ids '{DEMO_WRITE_IDS}'")
+
+
+def _tool() -> str:
+    """The acidtool this Python runs (``make demo``'s .venv/bin/acidtool), as a person would
+    type it from here."""
+    import os
+    import shutil
+    import sys
+
+    beside = os.path.join(os.path.dirname(sys.executable), "acidtool")
+    if not os.path.exists(beside) or shutil.which("acidtool") == beside:
+        return "acidtool"
+    rel = os.path.relpath(beside)
+    return beside if rel.startswith("..") else rel
 
 
 if __name__ == "__main__":

@@ -60,3 +60,16 @@ def test_convert_into_an_unwritable_table_is_one_line_and_writes_nothing(nobody_
         assert sorted(os.listdir(table)) == ["delta_0000001_0000001_0000"]
     finally:
         os.chmod(table, 0o755)
+
+
+def test_an_unreadable_bucket_file_is_an_io_error_not_a_damaged_file(nobody_can_run):
+    table = build(nobody_can_run / "t", {**delta("delta_0000001_0000001_0000"),
+                                         **delta("delta_0000002_0000002_0000",
+                                                 acid(events(2)))})
+    subprocess.run(["chmod", "-R", "a+rX", str(table)], check=True)
+    os.chmod(table / "delta_0000002_0000002_0000" / "bucket_00000", 0)
+    for level in ("metadata", "rows"):
+        result = _as_nobody("validate", table, "--level", level)
+        assert result.returncode == 2, (level, result.stdout, result.stderr)
+        assert "ACID006" not in result.stdout and "permission denied" in result.stderr.lower()
+        assert result.stderr.count("\n") == 1, result.stderr

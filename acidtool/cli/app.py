@@ -75,19 +75,29 @@ def emit_raw(text: str) -> None:
 
 
 def emit_pieces(pieces: Iterable[str]) -> None:
-    """Write a long output piece by piece as it is made, never joined into one string."""
-    from .output import escape_surrogates
+    """Write a long JSON output piece by piece as it is made, never joined into one string
+    (names escaped as ``output.escape_json_names`` says)."""
+    from .output import escape_json_names
 
     write = sys.stdout.write
     for piece in pieces:
-        write(escape_surrogates(piece))
+        write(escape_json_names(piece))
     write("\n")
 
 
-def emit_json(doc) -> None:
+def emit_json(doc, **options) -> None:
+    """A JSON document (``output.dumps``) to stdout, names escaped as
+    ``output.escape_json_names`` says."""
     from .output import dumps
 
-    emit(dumps(doc))
+    emit_json_text(dumps(doc, **options))
+
+
+def emit_json_text(text: str) -> None:
+    """JSON (or JSON lines) already made, to stdout."""
+    from .output import escape_json_names
+
+    sys.stdout.write(escape_json_names(text if text.endswith("\n") else text + "\n"))
 
 
 def note(message: str) -> None:

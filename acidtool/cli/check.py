@@ -19,6 +19,7 @@ from .app import (
     app,
     emit,
     emit_json,
+    emit_json_text,
     emit_raw,
     note,
     snapshot_note,
@@ -151,7 +152,7 @@ def validate_command(
     if fmt is ValidateFormat.json:
         emit_json(validate_json(report))
     elif fmt is ValidateFormat.jsonl:
-        emit_raw(validate_jsonl(report))
+        emit_json_text(validate_jsonl(report))
     elif fmt is ValidateFormat.junit:
         emit_raw(validate_junit(report, fail_on.value))
     elif fmt is ValidateFormat.github:

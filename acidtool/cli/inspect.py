@@ -89,7 +89,7 @@ def ls_command(
             failures = _ls(target.url, target.snapshot, fmt, files, ignore_empty_files,
                            target.describe() if target.table else None)
     for failure in failures:
-        print(f"acidtool: {failure}", file=sys.stderr)
+        note(failure)
     if failures:
         raise typer.Exit(1)
 
@@ -97,10 +97,11 @@ def ls_command(
 def _ls(path: str, snapshot, fmt: Format, files: bool, ignore_empty_files: bool,
         metastore: dict | None = None) -> list[str]:
     """Print the ls report; return what Hive would fail on, a line per failing partition."""
-    from ..commands.ls import inspect_table
+    from ..commands.ls import inspect_table, with_read_failures
     from .output import ls_json_pieces, ls_table
 
-    state = inspect_table(path, snapshot, ignore_empty_files=ignore_empty_files)
+    state = with_read_failures(inspect_table(path, snapshot,
+                                             ignore_empty_files=ignore_empty_files))
     if fmt is Format.json:
         emit_pieces(ls_json_pieces(state, files, metastore))
     else:
@@ -113,13 +114,13 @@ def _ls(path: str, snapshot, fmt: Format, files: bool, ignore_empty_files: bool,
 def _ls_tree(path: str, snapshot, fmt: Format, files: bool, ignore_empty_files: bool,
              spark: str | None) -> list[str]:
     """``ls --recursive``: a report per table; JSON: {"path", "tables": [ls's document]}."""
-    from ..commands.ls import inspect_tree
-    from .output import display, dumps, ls_json, ls_table
+    from ..commands.ls import inspect_tree, with_read_failures
+    from .output import display, ls_json, ls_table
 
-    tables = inspect_tree(path, snapshot, ignore_empty_files=ignore_empty_files, spark=spark)
+    tables = [with_read_failures(t) for t in
+              inspect_tree(path, snapshot, ignore_empty_files=ignore_empty_files, spark=spark)]
     if fmt is Format.json:
-        emit(dumps({"path": path, "tables": [ls_json(t, files) for t in tables]},
-                   max_depth=5))
+        emit_json({"path": path, "tables": [ls_json(t, files) for t in tables]}, max_depth=5)
     else:
         emit("\n\n".join(f"== {display(t.location.url)}\n{ls_table(t, files)}" for t in tables))
     return [f"{p.location.url}: Hive would fail: {p.state.error.message}"

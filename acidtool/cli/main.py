@@ -70,17 +70,14 @@ def _run(args: list[str], traceback: bool):
         silence_stdout()
         status = ExitStatus.OK
     except typer.TyperException as exc:  # click's usage errors, as typer raises them
-        if traceback:
-            raise
+        _print_traceback(traceback)
         status = _usage_error(exc)
     except AcidToolError as exc:
-        if traceback:
-            raise
+        _print_traceback(traceback)
         note(f"error: {exc}")
         status = exc.exit_status
     except OSError as exc:  # a filesystem's answer (no permission, gone, full): not a bug
-        if traceback:
-            raise
+        _print_traceback(traceback)
         where = f"{exc.filename}: " if exc.filename else ""
         note(f"error: {where}{exc.strerror or exc}")
         status = ExitStatus.USAGE
@@ -88,12 +85,20 @@ def _run(args: list[str], traceback: bool):
         note("interrupted")
         status = 128 + (signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT)
     except Exception as exc:  # noqa: BLE001 - the one place that turns bugs into one line
-        if traceback:
-            raise
+        _print_traceback(traceback)
         note(f"internal error: {type(exc).__name__}: {exc} "
                     "(run again with --traceback and report it)")
         status = ExitStatus.INTERNAL
     return status
+
+
+def _print_traceback(wanted: bool) -> None:
+    """--traceback: the traceback on stderr, above the one line; the exit status stays the
+    error's own (a usage error is still 2)."""
+    if wanted:
+        import traceback as tb
+
+        tb.print_exc()
 
 
 def command():

@@ -47,12 +47,43 @@ _SURROGATES = re.compile("[\ud800-\udfff]")
 
 
 def escape_surrogates(text: str) -> str:
-    """A name that is not UTF-8 reaches Python with each undecodable byte as a lone surrogate,
-    U+DC80..U+DCFF (PEP 383). In JSON it is written as that escape, ``\\udcff``: the output
-    stays valid UTF-8, and ``os.fsencode(json.loads(...))`` gives back the exact bytes."""
+    """Any lone surrogate left in text output, as its JSON escape (text output escapes names
+    through ``display`` first, so none is expected)."""
     if text.isascii() or _SURROGATES.search(text) is None:  # isascii: the usual case, in C
         return text
     return _SURROGATES.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+_JSON_NAME_ESCAPES = re.compile(r"\\\\|[\udc80-\udcff]")
+
+
+def escape_json_names(json_text: str) -> str:
+    """JSON output in which every string is valid Unicode, whatever bytes a name held.
+
+    A name that is not UTF-8 reaches Python with each undecodable byte as a lone surrogate,
+    U+DC80..U+DCFF (PEP 383), which strict JSON parsers refuse. In JSON output each such byte
+    is written as the four characters ``\\xNN``, and, so that this is reversible, every
+    backslash a string holds is written doubled (``\\\\``). ``unescape_name`` (in words: ``\\\\``
+    is one backslash, ``\\xNN`` the byte NN) gives back the exact bytes."""
+    if "\\" not in json_text and (json_text.isascii() or
+                                   _SURROGATES.search(json_text) is None):
+        return json_text
+    return _JSON_NAME_ESCAPES.sub(_json_name_escape, json_text)
+
+
+def _json_name_escape(m: re.Match) -> str:
+    s = m.group()
+    return "\\\\\\\\" if s == "\\\\" else f"\\\\x{ord(s) - 0xDC00:02x}"
+
+
+_UNESCAPE = re.compile(rb"\\(\\|x[0-9a-f]{2})")
+
+
+def unescape_name(text: str) -> bytes:
+    """The exact bytes of a name as JSON output wrote it (``escape_json_names``)."""
+    raw = text.encode("utf-8")
+    return _UNESCAPE.sub(lambda m: b"\\" if m.group(1) == b"\\" else
+                         bytes([int(m.group(1)[1:], 16)]), raw)
 
 
 def no_commands(text: str) -> str:
@@ -440,7 +471,9 @@ def _xml(text: str) -> str:
 
 def validate_junit(report, fail_on: str) -> str:
     """One test case per rule that ran (passing when it found nothing) and one per finding; a
-    finding at or above --fail-on is a failure, one below it a skipped case."""
+    finding at or above --fail-on is a failure, one below it a skipped case. A rule that the
+    chosen --level does not reach never ran: it is no case at all."""
+    from ..core.facts import LEVELS
     from ..core.rules import REGISTRY, SEVERITIES
 
     limit = SEVERITIES.index(fail_on)
@@ -448,8 +481,11 @@ def validate_junit(report, fail_on: str) -> str:
     by_code: dict[str, list] = {}
     for f in report.findings:
         by_code.setdefault(f.code, []).append(f)
+    level = LEVELS.index(report.options.level)
     for code in report.options.codes():
         r = REGISTRY[code]
+        if LEVELS.index(r.level) > level:
+            continue
         found = by_code.get(code, [])
         if not found:
             cases.append(f'  <testcase classname="acidtool.{code}" name="{code} {r.name}"/>')

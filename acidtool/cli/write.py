@@ -8,8 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from .app import METASTORE, HiveVersion, app, emit, note
-from .output import dumps
+from .app import METASTORE, HiveVersion, app, emit, emit_json, note
 
 
 class Compression(str, enum.Enum):
@@ -116,11 +115,11 @@ def convert_command(
                      progress=_progress_rows if sys.stderr.isatty() else None)
     if result.summary is None:
         doc = {"dry_run": True, **result.plan.describe()}
-        emit(dumps(doc) if fmt is SummaryFormat.json else convert_plan_text(doc))
+        emit_json(doc) if fmt is SummaryFormat.json else emit(convert_plan_text(doc))
     else:
         doc = result.summary.as_dict()
-        emit(dumps(doc) if fmt is SummaryFormat.json
-             else convert_summary_text(result.plan.target.url, doc))
+        emit_json(doc) if fmt is SummaryFormat.json else \
+            emit(convert_summary_text(result.plan.target.url, doc))
     if result.summary is not None and result.summary.transaction is not None:
         note(f"transaction {result.summary.transaction} committed in the metastore at "
              f"{metastore}: write id {result.plan.write_id} is visible to Hive")

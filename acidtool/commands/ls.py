@@ -5,7 +5,7 @@ This is the library behind ``acidtool ls`` and the starting point of dump, valid
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from .._gc import paused_gc
@@ -13,6 +13,7 @@ from ..core.errors import UsageError
 from ..core.listing import Listing, PathInfo, markers_needed, split_links
 from ..core.names import Base, parse_dir_name
 from ..core.partitions import split_partitions
+from ..core.raw import read_failure
 from ..core.select import AcidState, select
 from ..core.snapshot import Snapshot, make_snapshot
 from ..io.fs import Location, list_tree, read_bytes, require_dir, resolve
@@ -61,6 +62,17 @@ def require_not_acid_dir(loc: Location) -> None:
     raise UsageError(f"{loc.url} is a {kind} directory of a table, not a table: give the table "
                      f"(or partition) directory, {parent}; `acidtool dump` and `meta` read "
                      "one directory's files")
+
+
+def with_read_failures(table: TableState) -> TableState:
+    """The table with each partition whose selection Hive's reader then fails on (a selected
+    original file it cannot number: ``core.raw.read_failure``) given that error."""
+    parts = []
+    for p in table.partitions:
+        failure = read_failure(p.state, table.snapshot.hive_version)
+        parts.append(p if failure is None else
+                     replace(p, state=replace(p.state, error=failure)))
+    return replace(table, partitions=tuple(parts))
 
 
 def _inspect(loc: Location, snapshot: Snapshot, ignore_empty_files: bool) -> TableState:

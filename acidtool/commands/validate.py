@@ -21,6 +21,7 @@ from typing import Callable, Sequence
 from .._gc import paused_gc
 from ..core.errors import PathError
 from ..core.facts import Context, TableFacts
+from ..core.names import is_hidden
 from ..core.partitions import (
     PartitionListing,
     discover_tables,
@@ -113,7 +114,7 @@ def _validate_path(loc: Location, opts: ValidateOptions, ctx: Context, codes: li
         if len(top) >= SHARE_MIN_PARTITIONS:
             work = functools.partial(_check_subtrees, loc, opts=opts, ctx=ctx, codes=codes)
             _in_processes(top, work, processes, 1, progress, report, ctx, codes,
-                          "top-level partition directories")
+                          "top-level partition directories", strays=[_root_stray(loc)])
             return
     tree = list_tree(loc, sizes=facts.sizes_listed(loc, opts))
     if opts.recursive:
@@ -129,7 +130,9 @@ def _validate_path(loc: Location, opts: ValidateOptions, ctx: Context, codes: li
                                  opts=replace(opts, spark=False), ctx=ctx, codes=codes,
                                  remote=not loc.is_local)
         _in_processes(units, work, processes, len(tables), progress, report, ctx, codes,
-                      "partitions", (opts.master or "") if opts.spark else None)
+                      "partitions", (opts.master or "") if opts.spark else None,
+                      [[(loc.child(root) if root else loc).url_of(s.path) for s in stray]
+                       for root, _, stray in tables])
         report.table_roots.extend(loc.child(r).url if r else loc.url for r, _, _ in tables)
         return
     threads = pool if not loc.is_local else None
@@ -181,6 +184,14 @@ def _processes(loc: Location, opts: ValidateOptions) -> int:
             multiprocessing.current_process().daemon:
         return 1  # a daemonic process (a pool's worker: Celery, Airflow...) may not fork any
     return min(opts.jobs, _cpus())
+
+
+def _root_stray(loc: Location) -> list[str]:
+    """What lies directly in a local partitioned table's directory besides its partitions
+    (hidden names left out), as URLs."""
+    with os.scandir(loc.path) as entries:
+        return sorted(loc.url_of(e.name) for e in entries
+                      if not is_partition_component(e.name) and not is_hidden(e.name))
 
 
 def _top_partitions(loc: Location) -> list[str]:
@@ -261,7 +272,8 @@ def _check_pending(pending: list[Pending], opts: ValidateOptions, ctx: Context,
 
 def _in_processes(units: list, work: Callable[[list], _Checked], processes: int, tables: int,
                   progress: bool, report: Report, ctx: Context, codes: list[str],
-                  what: str, spark: str | None = None) -> None:
+                  what: str, spark: str | None = None,
+                  strays: list[list[str]] | None = None) -> None:
     """``work`` over chunks of ``units`` (``what`` they are, for the progress line) in up to
     ``processes`` processes (one: this process only), or as Spark tasks (``spark``: the
     master, "" for the default); then the table rules of each of the ``tables``."""
@@ -284,8 +296,8 @@ def _in_processes(units: list, work: Callable[[list], _Checked], processes: int,
             add(chunk, checked)
     else:
         _on_this_machine(units, work, processes, add)
-    for values in gathered:
-        report.findings.extend(check_table(values, ctx, codes))
+    for i, values in enumerate(gathered):
+        report.findings.extend(check_table(values, ctx, codes, strays[i] if strays else ()))
     report.tables += tables
 
 

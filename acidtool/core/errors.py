@@ -17,6 +17,8 @@ not_enough_history IOException "Not enough history available for (...)"
 invalid_metadata   IllegalStateException / IllegalArgumentException / IOException
                    from a ``_metadata_acid`` marker
 missing_txn_list   Hive 4: IllegalArgumentException "No ValidTxnList for ..."
+read_fails         the reader, after the selection: IllegalArgumentException "bucketId out
+                   of range: -1" for a selected original file whose name gives no bucket id
 =================  ==================================================================
 """
 
@@ -123,3 +125,10 @@ class InvalidMetadataError(AcidStateError):
 
 class MissingTxnListError(AcidStateError):
     kind = "missing_txn_list"
+
+
+class ReadFailsError(AcidStateError):
+    """The selection succeeds, but Hive's reader fails on a file it selected (an original file
+    whose name gives no bucket id: ``bucketId out of range: -1``)."""
+
+    kind = "read_fails"

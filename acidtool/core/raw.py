@@ -61,6 +61,22 @@ def raw_read(name: str, hive_version: str = "4") -> RawRead:
                    "'bucketId out of range: -1'")
 
 
+def read_failure(state, hive_version: str = "4"):
+    """The failure of Hive's reader on a file the selection ``state`` takes, decided from its
+    name alone (an original file of a partition without a base), or None. ``ls`` reports it as
+    the partition's error, as Hive fails the query."""
+    from .errors import ReadFailsError
+
+    if state.error is not None or state.base is not None:
+        return None
+    for rel in state.original_files:
+        decision = raw_read(rel.rsplit("/", 1)[-1], hive_version)
+        if decision.outcome == "fails":
+            return ReadFailsError(f"{rel}: {decision.reason}", hive_exception=
+                                  "IllegalArgumentException", path=rel)
+    return None
+
+
 def dir_is_raw(names: Iterable[str], is_acid: Callable[[str], bool],
                hive_version: str = "4") -> bool:
     """Hive 3 and 4's MetaDataFile.isRawFormat: a base or delta holds LOAD DATA (raw) files when

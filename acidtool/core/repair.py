@@ -215,6 +215,8 @@ NEVER_AUTOMATIC = {
     "ACID026": "a symbolic link: replace it with the data it points to, or remove it",
     "ACID027": "a full-ACID layout in an insert-only table: check the table's "
                "transactional_properties, then rewrite the data",
+    "ACID028": "data outside every partition: move it into the partition it belongs to (a raw "
+               "file with `acidtool convert --partition k=v`), or out of the table",
 }
 
 

@@ -25,6 +25,7 @@ from ..core.orcproto import (
     parse_postscript,
     read_varint,
 )
+from ..core.errors import PathError
 from .fs import Location, read_bytes, read_end, read_range, size_if_any
 
 ORC_MAGIC = b"ORC"
@@ -119,6 +120,7 @@ def read_footer_and_bytes(loc: Location, rel: str, size: int, flush_side: str | 
         try:  # one open learns the size and reads the tail (unless a flush length says where)
             size, tail = read_end(loc, rel, TAIL_GUESS if flush_side is None else 0)
         except _read_errors() as exc:
+            _refuse_denied(exc, loc, rel)
             return FileFacts(rel, size_if_any(loc, rel), error=unreadable_reason(exc)), None
         if flush_side is not None:
             tail = None
@@ -162,5 +164,13 @@ def read_footer_and_bytes(loc: Location, rel: str, size: int, flush_side: str | 
         return tuple.__new__(FileFacts, (rel, size, footer.release(), None, committed,
                                          ranges)), whole
     except _read_errors() as exc:
+        _refuse_denied(exc, loc, rel)
         return FileFacts(rel, size, error=unreadable_reason(exc),
                          flush_committed=committed), None
+
+
+def _refuse_denied(exc: BaseException, loc: Location, rel: str) -> None:
+    """A file this user may not read is an IO error (exit 2), not a damaged file: nothing is
+    known of its bytes."""
+    if isinstance(exc, PermissionError) or "permission denied" in str(exc).lower():
+        raise PathError(f"{loc.url_of(rel)}: permission denied") from None

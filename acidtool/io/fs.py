@@ -15,6 +15,7 @@ clear line each.
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import posixpath
@@ -154,6 +155,8 @@ def kind_of(loc: Location) -> str:
         except (FileNotFoundError, NotADirectoryError):
             return "missing"
         except OSError as exc:
+            if exc.errno == errno.ENAMETOOLONG:  # (a side file's name past 255 bytes)
+                return "missing"
             raise _translate(exc, loc.url) from None
         return "dir" if stat.S_ISDIR(mode) else "file"
     pafs = _pafs()

@@ -340,3 +340,24 @@ def _symbolic_links(r: Rule, p: PartitionFacts, ctx: Context):
         yield r.finding(p.path(link), "symbolic link: acidtool does not follow it (nothing "
                         "outside the table is read); a local Hive or Spark would read what it "
                         "points to")
+
+
+@rule("ACID028", "data-outside-partitions", "error", "names",
+      "Data in a partitioned table outside every partition directory",
+      what="A file or directory (a delta, a DataX file) directly in a partitioned table's "
+           "directory, or between its partition directories, that is no partition itself.",
+      why="Hive reads a partitioned table's partitions only: it never reads what lies next to "
+          "them, so those rows are lost to every query, and compaction and the cleaner never "
+          "see them.",
+      example="orders/delta_0000005_0000005_0000/ next to orders/ds=2024-01-01/",
+      fix="Move the data into the partition it belongs to (a raw file with `acidtool convert "
+          "--partition k=v`), or out of the table.", stray=True)
+def _outside_partitions(r: Rule, stray: list, ctx: Context):
+    urls = set(stray)
+    for url in sorted(urls):
+        parent = url.rsplit("/", 1)[0]
+        if parent in urls:
+            continue  # said of the directory holding it
+        name = url.rsplit("/", 1)[-1]
+        yield r.finding(url, f"{name!r} lies in no partition of this partitioned table: Hive "
+                        "reads only the partition directories, so it never reads this")

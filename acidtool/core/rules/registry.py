@@ -9,9 +9,9 @@ be read in other processes) and checks them all at once.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Sequence
 
-from ..facts import Context, PartitionFacts, TableFacts
+from ..facts import Context, PartitionFacts, TableFacts, url_of
 from .index import forget_index
 
 SEVERITIES = ("error", "warning", "info")
@@ -47,6 +47,9 @@ class Rule:
     # What `acidtool repair` does about a finding (or why it leaves it to a person): set by
     # rules/repairs.py, the one place that says it for every rule.
     repair: str = ""
+    # A table rule over what lies in no partition of a partitioned table (``check(stray urls,
+    # ctx)``): data Hive never reads, however the partitions were checked.
+    stray: bool = False
 
     def run(self, facts, ctx: Context) -> Iterable[Finding]:
         """The findings over one partition's facts (or, for a table rule, what it gathered)."""
@@ -60,12 +63,13 @@ class Rule:
 REGISTRY: dict[str, Rule] = {}
 
 
-def rule(code, name, severity, level, summary, *, what, why, example, fix, gather=None):
+def rule(code, name, severity, level, summary, *, what, why, example, fix, gather=None,
+         stray=False):
     def register(fn):
         if code in REGISTRY:
             raise ValueError(f"rule code {code} registered twice")
         REGISTRY[code] = Rule(code, name, severity, level, summary, what, why, example, fix, fn,
-                              gather)
+                              gather, stray=stray)
         return fn
     return register
 
@@ -88,7 +92,7 @@ def run_rules(table: TableFacts, ctx: Context, selected: Iterable[str] | None = 
     """Every selected rule whose level is reached, over every partition, in code order."""
     codes = sorted(REGISTRY if selected is None else selected)
     out, gathered = check_partitions(table.partitions, ctx, codes)
-    out.extend(check_table(gathered, ctx, codes))
+    out.extend(check_table(gathered, ctx, codes, [url_of(table.url, s) for s in table.stray]))
     out.sort(key=lambda f: f.code)  # stable: within a code, partitions in order
     return out
 
@@ -117,7 +121,7 @@ def check_partition(p: PartitionFacts, ctx: Context, codes: Iterable[str]
     try:
         for code in codes:
             r = REGISTRY[code]
-            if not ctx.at_least(r.level):
+            if not ctx.at_least(r.level) or r.stray:
                 continue
             if r.gather is None:
                 found.extend(r.run(p, ctx))
@@ -133,13 +137,18 @@ def add_gathered(into: dict[str, list], values: dict[str, list]) -> None:
         into.setdefault(code, []).extend(items)
 
 
-def check_table(gathered: dict[str, list], ctx: Context, codes: Iterable[str]
-                ) -> list[Finding]:
+def check_table(gathered: dict[str, list], ctx: Context, codes: Iterable[str],
+                stray: Sequence[str] = ()) -> list[Finding]:
     """The findings of the table rules in ``codes`` over what they gathered from every
-    partition of one table."""
+    partition of one table, and over what lies in none of its partitions (``stray``,
+    URLs)."""
     out: list[Finding] = []
     for code in codes:
         r = REGISTRY[code]
-        if r.gather is not None and ctx.at_least(r.level):
+        if not ctx.at_least(r.level):
+            continue
+        if r.stray:
+            out.extend(r.run(list(stray), ctx))
+        elif r.gather is not None:
             out.extend(r.run(gathered.get(code, []), ctx))
     return out

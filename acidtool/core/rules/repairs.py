@@ -63,6 +63,8 @@ REPAIRS = {
     "ACID025": "Never automatic: rewrite the data through Hive.",
     "ACID026": "Never automatic: replace the link with its data, or remove it.",
     "ACID027": "Never automatic: check the table's transactional_properties first.",
+    "ACID028": "Never automatic: which partition the data belongs to is a decision; move it "
+               "there (or convert it with --partition), or out of the table.",
 }
 
 for _code, _text in REPAIRS.items():
