@@ -23,8 +23,11 @@ def test_ls_json_matches_case(case, tmp_path):
     if case["options"].get("ignore_empty_files"):
         args.append("--ignore-empty-files")
     result = run(*args)
-    assert result.code == (1 if expected(case)["error"] else 0), result.err
     doc = result.json()
+    # 1 where Hive's getAcidState fails, or its reader then does (read_error: an original
+    # file Hive 3 and 4 cannot number; test_hive_raw_files judges that by Hive's own reader)
+    fails = expected(case)["error"] or doc["partitions"][0]["read_error"]
+    assert result.code == (1 if fails else 0), result.err
     assert len(doc["partitions"]) == 1
     part = doc["partitions"][0]
     assert part["partition"] == ""

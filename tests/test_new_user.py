@@ -41,8 +41,10 @@ def test_ls_fails_where_read_fails(tmp_path):
     table = build(tmp_path / "t", {**delta(D1), "part-0000.orc": plain()})
     listed = run("ls", table, "--format", "json")
     assert listed.code == 1, listed.err
-    error = listed.json()["partitions"][0]["error"]
-    assert error["kind"] == "read_fails" and "bucketId out of range" in error["message"]
+    part = listed.json()["partitions"][0]
+    assert part["error"] is None  # getAcidState itself succeeds
+    assert part["read_error"]["kind"] == "read_fails"
+    assert "bucketId out of range" in part["read_error"]["message"]
     assert run("read", table).code == 1
     # Hive 2.3 reads such a file (bucket -1): no failure there
     assert run("ls", table, "--hive-version", "2").code == 0
@@ -119,7 +121,7 @@ def test_names_up_to_the_longest_a_filesystem_takes(tmp_path, length):
 
 
 def test_json_output_of_names_that_are_not_utf8_is_strict_and_reversible(tmp_path):
-    from acidtool.cli.output import unescape_name
+    from acidtool.cli.escapes import unescape_name
 
     table = build(tmp_path / "t", delta(D1))
     raw = os.fsencode(table) + b"/x\xff\\y.orc"

@@ -2,6 +2,8 @@
 
 import pytest
 
+from acidtool.core.raw import raw_read
+
 from .helpers.runner import run
 from .helpers.shared import REALDATA, require
 
@@ -50,14 +52,24 @@ CASES = [
 ]
 
 
+def _status(part: dict, args: list) -> int:
+    """1 where Hive's reader fails on what the selection takes: an original file (no base)
+    whose name gives no bucket id, under Hive 3 and 4 (Hive 2.3 reads it with bucket -1)."""
+    hive2 = "--hive-version" in args and args[args.index("--hive-version") + 1] == "2"
+    failing = not hive2 and part["base"] is None and any(
+        raw_read(f.rsplit("/", 1)[-1]).outcome == "fails" for f in part["original_files"])
+    assert bool(part["read_error"]) == failing, part["read_error"]
+    return 1 if failing or part["error"] else 0
+
+
 @pytest.mark.parametrize("rel,args,base,deltas,obsolete,originals,foreign", CASES,
                          ids=[f"{c[0].split('/')[-1]}{'-' + c[1][1] if c[1] else ''}"
                               for c in CASES])
 def test_realdata_selection(rel, args, base, deltas, obsolete, originals, foreign):
     path = require(REALDATA / rel)
     result = run("ls", path, "--format", "json", *args)
-    assert result.code == 0, result.err
     (part,) = result.json()["partitions"]
+    assert result.code == _status(part, args), result.err
     assert part["base"] == base
     assert part["deltas"] == deltas
     assert sorted(part["obsolete"]) == sorted(obsolete)
@@ -92,6 +104,9 @@ def test_every_realdata_directory_lists(tmp_path):
             assert result.code == 2 and f"give the table (or partition) directory, {d.parent}" \
                 in result.err, (d, result.err)
             continue
-        assert result.code == 0, (d, result.err)
-        assert result.json()["partitions"], d
+        doc = result.json()
+        assert doc["partitions"], d
+        for part in doc["partitions"]:
+            assert result.code == _status(part, []) or result.code == 1, (d, result.err)
+        assert result.code == max(_status(p, []) for p in doc["partitions"]), (d, result.err)
     assert acid_dirs > 5

@@ -131,7 +131,7 @@ def test_validate_writes_nothing(tmp_path):
 def test_rules_and_explain():
     listed = json.loads(run("rules", "--format", "json").out)
     codes = [r["code"] for r in listed]
-    assert codes == [f"ACID{i:03d}" for i in range(1, 28)]  # in order, none missing
+    assert codes == [f"ACID{i:03d}" for i in range(1, 29)]  # in order, none missing
     text = run("explain", "acid007").out
     assert "What it checks" in text and "How to fix" in text
 
@@ -329,8 +329,8 @@ def test_partitions_checked_in_processes_find_what_one_process_finds(tmp_path, m
     table = shape(tmp_path / "t", V.SHARE_MIN_PARTITIONS + 2)
     monkeypatch.setattr(V, "_cpus", lambda: 4)
     used, real = [], V._in_processes
-    monkeypatch.setattr(V, "_in_processes", lambda *a: used.append((a[1].func.__name__, a[2]))
-                        or real(*a))
+    monkeypatch.setattr(V, "_in_processes", lambda *a, **k: used.append(
+        (a[1].func.__name__, a[2])) or real(*a, **k))
     # the reference: one listing of the whole tree, every partition's facts held, then the rules
     share_min = V.SHARE_MIN_PARTITIONS
     monkeypatch.setattr(V, "SHARE_MIN_PARTITIONS", 10**9)
@@ -364,7 +364,10 @@ def test_what_processes_are_checked_for(tmp_path):
                      # weighs the delta against: a major compaction is due
                      ("ACID024", "ds=03"),
                      ("ACID005", "ds=07/hr=1/delta_0000001_0000001_0000"),  # a partition too
-                     ("ACID019", "ds=05/delta_0000002_0000002_0000/bucket_00000")}
+                     ("ACID019", "ds=05/delta_0000002_0000002_0000/bucket_00000"),
+                     # what lies in no leaf partition: Hive never reads it
+                     ("ACID028", "part-00000.orc"), ("ACID028", "ds=07/loose.orc"),
+                     ("ACID028", "ds=07/delta_0000001_0000001_0000")}
 
 
 def test_a_partition_directory_removed_meanwhile_is_skipped(tmp_path, monkeypatch):

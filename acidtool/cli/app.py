@@ -62,14 +62,14 @@ def emit(text: str) -> None:
     """A command's output to stdout: text for people or JSON. Names that are not UTF-8 are
     escaped as JSON escapes them (``output.escape_surrogates``), and no line may start with
     "::" (GitHub Actions would take it for a workflow command)."""
-    from .output import no_commands
+    from .escapes import no_commands
 
     emit_raw(no_commands(text if text.endswith("\n") else text + "\n"))
 
 
 def emit_raw(text: str) -> None:
     """Output written as it is made (JSON lines, JUnit XML, GitHub workflow commands)."""
-    from .output import escape_surrogates
+    from .escapes import escape_surrogates
 
     sys.stdout.write(escape_surrogates(text))
 
@@ -77,7 +77,7 @@ def emit_raw(text: str) -> None:
 def emit_pieces(pieces: Iterable[str]) -> None:
     """Write a long JSON output piece by piece as it is made, never joined into one string
     (names escaped as ``output.escape_json_names`` says)."""
-    from .output import escape_json_names
+    from .escapes import escape_json_names
 
     write = sys.stdout.write
     for piece in pieces:
@@ -95,7 +95,7 @@ def emit_json(doc, **options) -> None:
 
 def emit_json_text(text: str) -> None:
     """JSON (or JSON lines) already made, to stdout."""
-    from .output import escape_json_names
+    from .escapes import escape_json_names
 
     sys.stdout.write(escape_json_names(text if text.endswith("\n") else text + "\n"))
 
@@ -103,7 +103,7 @@ def emit_json_text(text: str) -> None:
 def note(message: str) -> None:
     """A line for the person at the terminal (stderr), never part of the command's output: one
     line, whatever names it quotes. Errors come this way too."""
-    from .output import display
+    from .escapes import display
 
     print(f"acidtool: {display(message)}", file=sys.stderr)
 

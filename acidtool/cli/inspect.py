@@ -106,8 +106,14 @@ def _ls(path: str, snapshot, fmt: Format, files: bool, ignore_empty_files: bool,
         emit_pieces(ls_json_pieces(state, files, metastore))
     else:
         emit(ls_table(state, files))
-    return [f"{p.partition or p.location.url}: Hive would fail: {p.state.error.message}"
-            for p in state.partitions if p.state.error is not None]
+    return _failures(state.partitions)
+
+
+def _failures(partitions) -> list[str]:
+    """A line per partition Hive fails on: its getAcidState, or its reader after it."""
+    return [f"{p.partition or p.location.url}: Hive would fail: "
+            f"{(p.state.error or p.read_error).message}"
+            for p in partitions if p.state.error is not None or p.read_error is not None]
 
 
 
@@ -123,8 +129,7 @@ def _ls_tree(path: str, snapshot, fmt: Format, files: bool, ignore_empty_files: 
         emit_json({"path": path, "tables": [ls_json(t, files) for t in tables]}, max_depth=5)
     else:
         emit("\n\n".join(f"== {display(t.location.url)}\n{ls_table(t, files)}" for t in tables))
-    return [f"{p.location.url}: Hive would fail: {p.state.error.message}"
-            for t in tables for p in t.partitions if p.state.error is not None]
+    return _failures([p for t in tables for p in t.partitions])
 
 
 class Operation(str, enum.Enum):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from json.encoder import (
     encode_basestring as _quote,  # the encoder's own, ensure_ascii=False
@@ -13,82 +12,18 @@ from typing import TYPE_CHECKING, Iterable, Iterator, NamedTuple
 from ..core.listing import PathInfo
 from ..core.names import HIDDEN_PREFIXES, NO_STATEMENT, FileName
 from ..core.select import STATUSES, AcidState, Entry
+from .escapes import (  # noqa: F401 - escape_json_names, unescape_name: re-exported
+    display,
+    escape_json_names,
+    escape_surrogates,
+    no_commands,
+    unescape_name,
+)
 
 if TYPE_CHECKING:  # annotations only: the error line needs this module, not a listing
     from ..commands.ls import PartitionState, TableState
 
 LS_SCHEMA_VERSION = 1
-
-
-# ------------------------------------------------------------------------------------------------
-# Names from outside, in text meant for people
-#
-# File names are data from other teams' tools. In text output a name may not break a line, move
-# the cursor or colour the terminal, nor start a line with "::" (GitHub Actions reads workflow
-# commands from any step's output). Control characters (C0, DEL, C1) become \n, \r, \t or \xNN,
-# and bytes that are not UTF-8 (which Python reads as U+DC80..U+DCFF) become \xNN.
-
-_CONTROLS = {**{c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0))},
-             **{c: f"\\x{c - 0xDC00:02x}" for c in range(0xDC80, 0xDD00)},
-             0x0A: "\\n", 0x0D: "\\r", 0x09: "\\t"}
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\udc80-\udcff]")
-_COMMAND_LINE = re.compile(r"^::", re.M)
-
-
-def display(text: str) -> str:
-    """``text`` with every character that could break or steer a terminal line escaped."""
-    text = str(text)
-    if text.isprintable():  # the usual name, checked in C: nothing to escape
-        return text
-    return text.translate(_CONTROLS) if _UNSAFE.search(text) else text
-
-
-_SURROGATES = re.compile("[\ud800-\udfff]")
-
-
-def escape_surrogates(text: str) -> str:
-    """Any lone surrogate left in text output, as its JSON escape (text output escapes names
-    through ``display`` first, so none is expected)."""
-    if text.isascii() or _SURROGATES.search(text) is None:  # isascii: the usual case, in C
-        return text
-    return _SURROGATES.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-
-
-_JSON_NAME_ESCAPES = re.compile(r"\\\\|[\udc80-\udcff]")
-
-
-def escape_json_names(json_text: str) -> str:
-    """JSON output in which every string is valid Unicode, whatever bytes a name held.
-
-    A name that is not UTF-8 reaches Python with each undecodable byte as a lone surrogate,
-    U+DC80..U+DCFF (PEP 383), which strict JSON parsers refuse. In JSON output each such byte
-    is written as the four characters ``\\xNN``, and, so that this is reversible, every
-    backslash a string holds is written doubled (``\\\\``). ``unescape_name`` (in words: ``\\\\``
-    is one backslash, ``\\xNN`` the byte NN) gives back the exact bytes."""
-    if "\\" not in json_text and (json_text.isascii() or
-                                   _SURROGATES.search(json_text) is None):
-        return json_text
-    return _JSON_NAME_ESCAPES.sub(_json_name_escape, json_text)
-
-
-def _json_name_escape(m: re.Match) -> str:
-    s = m.group()
-    return "\\\\\\\\" if s == "\\\\" else f"\\\\x{ord(s) - 0xDC00:02x}"
-
-
-_UNESCAPE = re.compile(rb"\\(\\|x[0-9a-f]{2})")
-
-
-def unescape_name(text: str) -> bytes:
-    """The exact bytes of a name as JSON output wrote it (``escape_json_names``)."""
-    raw = text.encode("utf-8")
-    return _UNESCAPE.sub(lambda m: b"\\" if m.group(1) == b"\\" else
-                         bytes([int(m.group(1)[1:], 16)]), raw)
-
-
-def no_commands(text: str) -> str:
-    """Text output in which no line starts with "::" (a GitHub Actions workflow command)."""
-    return _COMMAND_LINE.sub(r"\\x3a:", text) if "::" in text else text
 
 
 def count(n: int, word: str) -> str:
@@ -114,7 +49,10 @@ def human_bytes(n: int) -> str:
 
 
 def error_json(state: AcidState) -> dict | None:
-    err = state.error
+    return _error_doc(state.error)
+
+
+def _error_doc(err) -> dict | None:
     if err is None:
         return None
     return {"kind": err.kind, "message": err.message, "hive_exception": err.hive_exception,
@@ -211,6 +149,7 @@ def partition_json(p: PartitionState, with_files: bool, _entries=None) -> dict:
         "original_files": list(s.original_files),
         "uncompacted_aborts": s.uncompacted_aborts,
         "error": error_json(s),
+        "read_error": _error_doc(p.read_error),
         "summary": summary(s),
         "entries": ([entry_json(e, with_files) for e in s.entries] if _entries is None
                     else _entries(s.entries, with_files)),
@@ -257,6 +196,10 @@ def partition_line(p: PartitionState) -> str:
     if s.error is not None:
         return (f"{label}: Hive fails to read this directory: {s.error.kind}: "
                 f"{display(s.error.message)}")
+    if p.read_error is not None:
+        err = p.read_error
+        return (f"{label}: Hive selects as below, then fails to read: {err.kind}: "
+                f"{display(err.message)}")
     parts = [f"base {s.base}" if s.base else "no base"]
     deletes = sum(1 for d in s.deltas if d.startswith("delete_delta_"))
     parts.append(f"{count(len(s.deltas), 'delta')} read"

@@ -46,6 +46,7 @@ from ..core.names import (
 from ..core.versions import HiveVersion
 from ..io.commit import TableLock, require_inside, table_of
 from ..io.deltawriter import BucketWriter, BucketWriters, FileFormat
+from ..io.journal import fault_point
 from ..io.fs import (
     Location,
     is_utf8,
@@ -450,7 +451,9 @@ def commit(p: Plan, files: dict[str, tuple[bytes, int]] | StagedWriter, started:
         if p.fingerprints:
             with fs.open_output_stream(staged.join(SOURCES_FILE)) as out:
                 out.write(record(p.sources, p.fingerprints, p.write_id))
+        fault_point()  # everything staged
         with TableLock(table_of(p.target), None, "convert").acquire(wait=LOCK_WAIT):
+            fault_point()  # locked
             _guard(p, final)
             raise_if_terminated()  # a SIGTERM whose exception Python dropped still stops us
             try:
@@ -460,6 +463,7 @@ def commit(p: Plan, files: dict[str, tuple[bytes, int]] | StagedWriter, started:
                 if kind_of(final) != "missing" and kind_of(staged) != "missing":
                     raise ConvertError(_raced(p, final)) from None
                 raise
+            fault_point()  # committed, the lock still held
     except BaseException as exc:
         # The rename is the commit: whether it happened is read from the filesystem, so that
         # an interruption between it and the next line is told right.

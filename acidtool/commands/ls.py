@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from .._gc import paused_gc
-from ..core.errors import UsageError
+from ..core.errors import AcidStateError, UsageError
 from ..core.listing import Listing, PathInfo, markers_needed, split_links
 from ..core.names import Base, parse_dir_name
 from ..core.partitions import split_partitions
@@ -26,6 +26,9 @@ class PartitionState:
     listing: Listing
     state: AcidState
     links: tuple[str, ...] = ()  # symbolic links below the partition: listed, never followed
+    # Hive's reader fails on a file this selection takes (core.raw.read_failure), though the
+    # selection itself succeeds (``state.error`` is getAcidState's own failure)
+    read_error: AcidStateError | None = None
 
 
 @dataclass(frozen=True)
@@ -70,8 +73,7 @@ def with_read_failures(table: TableState) -> TableState:
     parts = []
     for p in table.partitions:
         failure = read_failure(p.state, table.snapshot.hive_version)
-        parts.append(p if failure is None else
-                     replace(p, state=replace(p.state, error=failure)))
+        parts.append(p if failure is None else replace(p, read_error=failure))
     return replace(table, partitions=tuple(parts))
 
 

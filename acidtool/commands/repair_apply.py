@@ -180,11 +180,14 @@ def apply(path: str, opts: RepairOptions, *, command: str = "repair --apply",
     keep_stale = False
     try:
         resumed_from = _resumable(lock, root)
-        if resumed_from is not None:
+        empty = _empty_journal_of_ours(lock)
+        if resumed_from is not None or empty is not None:
+            # the same journal: a run killed before its first record left it empty
             opts = replace(opts, journal=lock.stale["journal"])  # type: ignore[index]
         elif opts.journal and os.path.exists(opts.journal):
             exclusive_journal(os.path.abspath(opts.journal))  # refused: one run's journal
-        return _apply_locked(path, root, opts, lock, resumed_from, progress)
+        return _apply_locked(path, root, opts, lock, resumed_from, progress,
+                             reuse=empty is not None)
     except _KeepStale:
         keep_stale = True
         raise
@@ -224,8 +227,21 @@ def _resumable(lock: TableLock, root: Location) -> list[dict] | None:
     return records
 
 
+def _empty_journal_of_ours(lock: TableLock) -> str | None:
+    """The journal a dead run of this table named in its lock before writing a record in it
+    (killed right after taking the lock): taken as this run's own."""
+    stale = lock.stale
+    if stale is None or not lock.stale_is_ours() or not stale.get("journal"):
+        return None
+    try:
+        return stale["journal"] if os.path.getsize(stale["journal"]) == 0 else None
+    except OSError:
+        return None
+
+
 def _apply_locked(path: str, root: Location, opts: RepairOptions, lock: TableLock,
-                  resumed_from: list[dict] | None, progress) -> ApplyResult:
+                  resumed_from: list[dict] | None, progress, reuse: bool = False
+                  ) -> ApplyResult:
     run = resumed_from[0]["run"] if resumed_from is not None else None
     if resumed_from is not None:
         _require_inside(resumed_from, root)
@@ -234,9 +250,10 @@ def _apply_locked(path: str, root: Location, opts: RepairOptions, lock: TableLoc
     if resumed_from is None and not plan.actions:
         return ApplyResult(plan, {}, plan, written=False)
     refuse_link(plan.root, plan.quarantine, "the quarantine")
-    if resumed_from is None:
+    if resumed_from is None and not reuse:
         exclusive_journal(plan.journal)
-    journal = Journal(plan.journal)
+    lock.name_journal(plan.journal)  # before its first record: a run that finds this lock
+    journal = Journal(plan.journal)  # left by a kill takes the same journal on
     results: dict[str, tuple[str, str]] = {}
     try:
         if resumed_from is None:
@@ -245,7 +262,6 @@ def _apply_locked(path: str, root: Location, opts: RepairOptions, lock: TableLoc
                            hive_version=str(plan.hive_version))
         else:
             journal.record(record="resume", run=plan.run)
-        lock.name_journal(plan.journal)
         plan = _renumber(plan, _next_id(resumed_from))
         journal.record(record="plan", actions=[a.as_dict() for a in plan.actions],
                        manual=[m.as_dict() for m in plan.manual])

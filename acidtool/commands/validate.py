@@ -35,6 +35,7 @@ from ..core.rules import (
     check_partitions,
     check_table,
     run_rules,
+    stray_values,
 )
 from ..io.fs import (
     Location,
@@ -205,7 +206,7 @@ def _check_subtrees(loc: Location, names: list[str], opts: ValidateOptions, ctx:
                     codes: list[str]) -> _Checked:
     """The partitions at and below the top-level partition directories ``names`` of one
     table, listed here."""
-    parts = []
+    parts, stray = [], []
     for name in names:
         try:
             tree = list_tree(loc.child(name), sizes=facts.sizes_listed(loc, opts))
@@ -214,10 +215,15 @@ def _check_subtrees(loc: Location, names: list[str], opts: ValidateOptions, ctx:
                 raise
             continue  # removed since the table was listed (a cleaner at work), as in list_tree
         # A partition directory's listing splits as the whole table's would below it.
+        found, between = split_partitions(tree)
         parts.extend(PartitionListing(f"{name}/{part.name}" if part.name else name, part.paths)
-                     for part in split_partitions(tree)[0])
+                     for part in found)
+        stray.extend(loc.url_of(f"{name}/{s.path}") for s in between)
     with ThreadPoolExecutor(max_workers=opts.jobs) as pool:  # threads only if reads wait
-        return [(0, *_check_pending(plan_all(loc, parts, opts), opts, ctx, codes, pool))]
+        found_, gathered, *counts = _check_pending(plan_all(loc, parts, opts), opts, ctx, codes,
+                                                   pool)
+    add_gathered(gathered, stray_values(stray, ctx, codes))
+    return [(0, found_, gathered, *counts)]
 
 
 def _validate_tree_on_spark(loc: Location, opts: ValidateOptions, ctx: Context,

@@ -20,6 +20,7 @@ from .registry import (
                        check_table,
                        in_code_order,
                        run_rules,
+                       stray_values,
 )
 
 in_code_order()
@@ -27,4 +28,4 @@ in_code_order()
 from . import repairs  # noqa: E402,F401 - each rule's repair, in the same registry
 
 __all__ = ["REGISTRY", "SEVERITIES", "Finding", "Rule", "add_gathered", "check_partition",
-           "check_partitions", "check_table", "data_file_names", "run_rules"]
+           "check_partitions", "check_table", "data_file_names", "run_rules", "stray_values"]

@@ -132,6 +132,13 @@ def check_partition(p: PartitionFacts, ctx: Context, codes: Iterable[str]
     return found, gathered
 
 
+def stray_values(urls: Sequence[str], ctx: Context, codes: Iterable[str]) -> dict[str, list]:
+    """What a share of a table found outside every partition, as the values its stray rules
+    gather (``check_table`` judges them with the rest)."""
+    return {code: list(urls) for code in codes
+            if REGISTRY[code].stray and ctx.at_least(REGISTRY[code].level) and urls}
+
+
 def add_gathered(into: dict[str, list], values: dict[str, list]) -> None:
     for code, items in values.items():
         into.setdefault(code, []).extend(items)
@@ -147,8 +154,8 @@ def check_table(gathered: dict[str, list], ctx: Context, codes: Iterable[str],
         r = REGISTRY[code]
         if not ctx.at_least(r.level):
             continue
-        if r.stray:
-            out.extend(r.run(list(stray), ctx))
+        if r.stray:  # what the caller found outside every partition, and what shares did
+            out.extend(r.run(list(stray) + gathered.get(code, []), ctx))
         elif r.gather is not None:
             out.extend(r.run(gathered.get(code, []), ctx))
     return out
