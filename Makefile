@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 DEMO_WRITE_IDS := shop.orders:5:9223372036854775807::5
 
-.PHONY: demo test install install-all docs bench clean
+.PHONY: demo test lint install install-all docs bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -30,8 +30,13 @@ demo: install
 	$(BIN)/python -m acidtool.demo demo-table
 	$(BIN)/acidtool ls demo-table --write-ids '$(DEMO_WRITE_IDS)'
 
-test: install-all
+test: install-all lint
 	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+# The gates: ruff's lint and mypy's types, clean on acidtool/ (configured in pyproject.toml).
+lint: install-all
+	$(BIN)/ruff check acidtool
+	$(BIN)/mypy
 
 docs: install
 	$(BIN)/python docs/update.py
@@ -49,4 +54,4 @@ bench: install
 	$(BIN)/python benchmarks/bench_spark_read.py
 
 clean:
-	rm -rf $(VENV) demo-table build *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) demo-table build *.egg-info .pytest_cache .hypothesis .mypy_cache .ruff_cache

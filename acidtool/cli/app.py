@@ -16,7 +16,7 @@ import typer
 
 from .. import __version__
 from ..core.errors import UsageError
-from ..core.versions import HiveVersion
+from ..core.versions import HiveVersion as HiveVersion  # the commands' --hive-version type
 
 app = typer.Typer(
     name="acidtool",

@@ -9,7 +9,6 @@ from typing import List, Optional
 import typer
 
 from ..core.errors import UsageError
-
 from .app import (
     HIVE_VERSION,
     INSERT_ONLY,
@@ -200,7 +199,7 @@ def dump_command(
     except BrokenPipeError:
         # The reader went away (`| head`): what it wanted was written. Not an error.
         silence_stdout()
-        raise typer.Exit(0)
+        raise typer.Exit(0) from None
     if result.failures:
         raise typer.Exit(1)
 

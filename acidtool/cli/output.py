@@ -10,7 +10,7 @@ from json.encoder import (
 from typing import TYPE_CHECKING, Iterable, Iterator, NamedTuple
 
 from ..core.listing import PathInfo
-from ..core.names import HIDDEN_PREFIXES, NO_STATEMENT, FileName
+from ..core.names import HIDDEN_PREFIXES, NO_STATEMENT, Base, FileName
 from ..core.select import STATUSES, AcidState, Entry
 from .escapes import (  # noqa: F401 - escape_json_names, unescape_name: re-exported
     display,
@@ -66,12 +66,12 @@ def _file_json(f: PathInfo) -> dict:
 
 def entry_json(e: Entry, with_files: bool) -> dict:
     p = e.parsed
-    out = {
+    out: dict[str, object] = {
         "name": e.name,
         "kind": e.kind,
         "status": e.status,
         "reason": e.reason,
-        "write_id": p.write_id if p is not None and p.kind == "base" else None,
+        "write_id": p.write_id if isinstance(p, Base) else None,
         "min_write_id": p.min_write_id if p is not None else None,
         "max_write_id": p.max_write_id if p is not None else None,
         "statement_id": (p.statement_id if p is not None and p.statement_id != NO_STATEMENT
@@ -95,7 +95,7 @@ def entry_text(e: Entry) -> str:
         ids = _NO_IDS
     else:
         stmt = "null" if p.statement_id == NO_STATEMENT else p.statement_id
-        ids = (f'"write_id": {p.write_id if p.kind == "base" else "null"}, '
+        ids = (f'"write_id": {p.write_id if isinstance(p, Base) else "null"}, '
                f'"min_write_id": {p.min_write_id}, "max_write_id": {p.max_write_id}, '
                f'"statement_id": {stmt}, "visibility_txn_id": {p.visibility_txn_id}')
     return (f'{{"name": {_quote(e.name)}, "kind": {_quote(e.kind)}, '
@@ -184,7 +184,7 @@ def _ids(e: Entry) -> str:
     p = e.parsed
     if p is None:
         return ""
-    if p.kind == "base":
+    if isinstance(p, Base):
         return str(p.write_id)
     return f"{p.min_write_id}" if p.min_write_id == p.max_write_id else \
         f"{p.min_write_id}-{p.max_write_id}"
@@ -277,7 +277,7 @@ def dump_pieces(doc, max_depth: int = 3, indent: int = 2) -> Iterator[str]:
             pad, end = " " * (indent * (depth + 1)), " " * (indent * depth)
             is_dict = isinstance(obj, dict)
             sep = "{\n" if is_dict else "[\n"
-            for item in (obj.items() if is_dict else obj):
+            for item in (obj.items() if isinstance(obj, dict) else obj):
                 if is_dict:
                     yield f"{sep}{pad}{leaf(item[0])}: "
                     item = item[1]
@@ -314,7 +314,8 @@ def meta_text(m) -> str:
     if acid is None:
         lines.append("  hive.acid.*: none")
     else:
-        lines.append(f"  hive.acid.version: {acid['version'] if acid['version'] is not None else '(missing)'}")
+        version = acid["version"] if acid["version"] is not None else "(missing)"
+        lines.append(f"  hive.acid.version: {version}")
         stats = acid["stats"]
         if stats and "error" not in stats:
             lines.append(f"  hive.acid.stats: {stats['inserts']} inserts, {stats['updates']} "
@@ -327,7 +328,8 @@ def meta_text(m) -> str:
                 f"unparsable: {acid['key_index_error']}" if acid["key_index_error"]
                 else "(missing: Hive 2/3 would read this file as an original file)"))
         else:
-            lines.append(f"  hive.acid.key.index: {len(acid['key_index'])} entr{'y' if len(acid['key_index']) == 1 else 'ies'} for "
+            n = len(acid["key_index"])
+            lines.append(f"  hive.acid.key.index: {n} entr{'y' if n == 1 else 'ies'} for "
                          f"{len(m.stripes)} stripes")
             for e in acid["key_index"]:
                 lines.append(f"    stripe {e['stripe']}: last key ({e['originalTransaction']}, "

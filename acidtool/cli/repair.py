@@ -98,8 +98,8 @@ def repair_command(
     option, unreadable PATH, or the table is locked by another repair.
     """
     from ..commands.repair import RepairOptions, plan_repair
-    from ..commands.validate import select_codes
     from ..commands.target import resolve
+    from ..commands.validate import select_codes
     from .check import _codes
     from .output_repair import apply_json, apply_text, plan_json, plan_text
 
@@ -110,6 +110,7 @@ def repair_command(
     snapshot_note(target.snapshot)
     path = target.url
     auto = write_id == "auto"
+    number: int | None
     if auto and not metastore:
         raise UsageError("--write-id auto needs --metastore: the metastore allocates the write "
                          "id and commits it with the repair")

@@ -100,7 +100,7 @@ def read_command(
                           prefetch=memory_limit is None)
     except BrokenPipeError:
         silence_stdout()
-        raise typer.Exit(0)
+        raise typer.Exit(0) from None
     if output:
         note(f"wrote {rows} rows to {output}")
 
@@ -166,6 +166,6 @@ def diff_command(
         sys.stdout.buffer.flush()
     except BrokenPipeError:
         silence_stdout()
-        raise typer.Exit(0)
+        raise typer.Exit(0) from None
     note(f"{inserted.num_rows} inserted, {deleted.num_rows} deleted")
 

@@ -9,7 +9,7 @@ linked, else from the warehouse path, and each row says which.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Sequence
+from typing import Any, Sequence
 
 from ..core.compaction import (
     Decision,
@@ -68,8 +68,9 @@ def compaction_plan(paths: Sequence[str], target: Target, settings: Settings, *,
         loc = resolve(target.url if path == paths[0] else path)
         if not recursive:
             require_not_acid_dir(loc)
+        tables: list[tuple[str, Any]]  # (root, its partitions: listed or named)
         if recursive and spark is not None:  # the executors list the partitions
-            tables = tree_partitions(loc)
+            tables = list(tree_partitions(loc))
         elif recursive:
             tables = [(t.root, t.partitions) for t in discover_tables(list_tree(loc))]
         else:
@@ -120,6 +121,7 @@ def _table_of(url: str, target: Target, table: str | None, metastore: str | None
         except MetastoreError:
             pass
         else:
-            return (found.table.full_name, "metastore", found.snapshot,
-                    found.table.parameters)
+            if found.table is not None:
+                return (found.table.full_name, "metastore", found.snapshot,
+                        found.table.parameters)
     return table_name_of(url)[0], "path", replace(target.snapshot), None

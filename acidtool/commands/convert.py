@@ -46,7 +46,6 @@ from ..core.names import (
 from ..core.versions import HiveVersion
 from ..io.commit import TableLock, require_inside, table_of
 from ..io.deltawriter import BucketWriter, BucketWriters, FileFormat
-from ..io.journal import fault_point
 from ..io.fs import (
     Location,
     is_utf8,
@@ -54,6 +53,7 @@ from ..io.fs import (
     list_tree,
     resolve,
 )
+from ..io.journal import fault_point
 from ..io.orc import fragment_batches, is_acid_schema, open_orc, orc_fragment
 from .convert_schema import ORC_TO_ARROW, map_schema
 from .convert_sources import (
@@ -62,8 +62,8 @@ from .convert_sources import (
     Group,
     dedupe,
     expand_sources,
-    group_sources,
     fingerprint,
+    group_sources,
     manifest_name,
     move_sources,
     move_targets,
@@ -110,13 +110,20 @@ class ConvertOptions:
             object.__setattr__(self, "hive_version", HiveVersion.V4)
         if self.hive_version is not None:
             object.__setattr__(self, "hive_version", HiveVersion.of(self.hive_version))
-        if self.insert_only and not self.hive_version.has_insert_only:
+        if self.insert_only and self.hive_version is not None and \
+                not self.hive_version.has_insert_only:
             raise UsageError("--insert-only: Hive 2.3 has no insert-only tables (they came "
                              "with Hive 3): use --hive-version 3 or 4")
 
     @property
+    def version(self) -> HiveVersion:
+        """The Hive version (the metastore's is filled in before a plan is made)."""
+        assert self.hive_version is not None, "the metastore's version is taken first"
+        return self.hive_version
+
+    @property
     def file_format(self) -> FileFormat:
-        return FileFormat(self.hive_version, self.statement_id, self.compression,
+        return FileFormat(self.version, self.statement_id, self.compression,
                           self.stripe_size, self.insert_only)
 
 
@@ -272,7 +279,8 @@ def plan(source_patterns: Sequence[str | Location], opts: ConvertOptions) -> Pla
         refuse_duplicates(sources, p.fingerprints, target, listed)
     if opts.move_sources:
         p.moves = move_targets(sources, resolve(opts.move_sources), table,
-                               list(source_patterns), manifest_name(directory))
+                               [s for s in source_patterns if isinstance(s, str)],
+                               manifest_name(directory))
     if not opts.buckets:
         p.groups = group_sources([src.rows for src in sources], opts.max_file_rows)
         n = max(1, sum(max(1, -(-g.rows // opts.max_file_rows)) for g in p.groups))
@@ -356,6 +364,7 @@ class GroupWriter:
 def bucket_ids(table: pa.Table, p: Plan) -> pa.Array:
     """The bucket of every row (bucketed tables)."""
     o = p.options
+    assert o.buckets is not None, "bucketed tables only"
     cols = [table.column(c).to_pylist() for c in o.bucket_by]
     kinds = p.bucket_kinds
     return pa.array([bucket_number(values, kinds, o.buckets, o.bucketing_version)
@@ -445,7 +454,7 @@ def commit(p: Plan, files: dict[str, tuple[bytes, int]] | StagedWriter, started:
                     out.write(data)
                 summary.files[name] = rows
                 summary.bytes += len(data)
-        if o.hive_version.writes_acid_version and not o.insert_only:
+        if o.version.writes_acid_version and not o.insert_only:
             with fs.open_output_stream(staged.join(ACID_VERSION_FILE)) as out:
                 out.write(b"2")
         if p.fingerprints:
@@ -542,11 +551,12 @@ def convert(source_patterns: Sequence[str], opts: ConvertOptions, *, dry_run: bo
     if opts.metastore:
         from .convert_txn import convert_in_transaction, for_metastore
 
+        metastore = opts.metastore
         opts, info = for_metastore(opts)
         if opts.write_id == "auto":
             where = opts.table + (f"/{opts.partition}" if opts.partition else "")
             result = _interruptible(where, lambda: convert_in_transaction(
-                source_patterns, opts, info, opts.metastore, dry_run=dry_run, spark=spark,
+                source_patterns, opts, info, metastore, dry_run=dry_run, spark=spark,
                 master=master, verbose=verbose, progress=progress))
             if opts.move_sources and result.summary is not None:
                 _move(result.plan, result.summary, opts)
@@ -585,6 +595,7 @@ def _interruptible(where: str, work):
 
 
 def _move(p: Plan, summary: Summary, opts: ConvertOptions) -> None:
+    assert opts.move_sources is not None, "asked for with --move-sources"
     try:
         move_sources(p, summary, opts.move_sources)
     except BaseException as exc:

@@ -80,7 +80,7 @@ def dedupe(locs: list[Location]) -> tuple[list[Location], list[tuple[str, str]]]
     return unique, twice
 
 
-def committed_sources(target: Location, paths: list) -> dict[str, tuple[str, str]]:
+def committed_sources(target: Location, paths: Sequence) -> dict[str, tuple[str, str]]:
     """sha256 -> (delta directory, source path) for every source that a committed delta of
     ``target`` (the table or partition directory, listed as ``paths``) records."""
     found: dict[str, tuple[str, str]] = {}
@@ -150,7 +150,8 @@ def move_targets(sources: list, destination: Location, table: Location, patterns
                 src_dir.fs.type_name == destination.fs.type_name and _inside(destination, src_dir):
             problems.append(f"--move-sources {destination.url} is inside the source directory "
                             f"{src_dir.url}: a later run would take the moved files again")
-    targets, names = [], {}
+    targets: list[Location] = []
+    names: dict[str, str] = {}
     for s in sources:
         name = s.loc.url.rstrip("/").rsplit("/", 1)[-1]
         if name in names:

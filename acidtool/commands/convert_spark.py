@@ -333,12 +333,14 @@ def write_delta(df, table: str, write_id: int, *, schema: str | None = None,
     from pyspark.sql import functions as F
 
     from ..core.names import Delta
+    from ..core.versions import HiveVersion
     from .convert import Source, _existing, _kind_of, commit
 
     opts = ConvertOptions(table=table, write_id=str(write_id), statement_id=statement_id,
                           buckets=buckets, bucket_by=tuple(bucket_by),
                           bucketing_version=bucketing_version, max_file_rows=max_file_rows,
-                          hive_version=hive_version, compression=compression, schema=schema)
+                          hive_version=HiveVersion.of(hive_version), compression=compression,
+                          schema=schema)
     arrow_schema = pa.schema([pa.field(f.name, _arrow_of(f.dataType)) for f in df.schema])
     target = resolve(table)
     clashes = _existing(target, write_id, statement_id)

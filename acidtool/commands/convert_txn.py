@@ -135,7 +135,7 @@ def convert_in_transaction(source_patterns, opts, info: TableInfo, url: str, *, 
                 txn.commit(client)
             except BaseException:
                 _remove(p)
-                if added:
+                if added and part_name is not None:
                     try:
                         client.drop_partition(info, part_name)
                     except MetastoreError:

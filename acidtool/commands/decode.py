@@ -49,6 +49,7 @@ def decode_snapshot(text: str, *, txns: bool = False, hive_version: str = "4"
     """A ValidWriteIdList, the '$'-joined multi-table form, or (``txns``) a ValidTxnList, in
     its parts."""
     try:
+        lists: dict[str, ValidTxnList] | dict[str, ValidWriteIdList]
         if txns:
             legacy = not HiveVersion.of(hive_version).has_write_ids
             lists = {"": ValidTxnList.parse_any(text) if legacy else ValidTxnList.parse(text)}

@@ -8,8 +8,8 @@ import pyarrow.compute as pc
 from ..api import Snapshotted, Table
 from ..core.errors import UsageError
 from ..core.versions import HiveVersion
-from .target import resolve
 from ..io.sink import json_lines
+from .target import resolve
 
 
 def _with_ids(snap: Snapshotted) -> pa.Table:
@@ -88,7 +88,7 @@ def diff_insert_only(before: Snapshotted, after: Snapshotted) -> tuple[pa.Table,
     sides = []
     for mine, theirs in ((after, before), (before, after)):
         seen = {(r.part.partition, f) for r in theirs._readers for f in r.insert_only_files()}
-        tables = []
+        tables: list[pa.Table] = []
         for reader in mine.readers():
             only = [f for f in reader.insert_only_files() if (reader.part.partition, f) not in seen]
             tables.extend(reader._insert_only(only))

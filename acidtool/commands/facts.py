@@ -19,8 +19,9 @@ from ..core.listing import UNKNOWN_SIZE, Listing, markers_needed, split_links
 from ..core.names import ACID_VERSION_FILE, FLUSH_LENGTH_SUFFIX
 from ..core.partitions import PartitionListing
 from ..core.rules import REGISTRY, data_file_names
-from ..core.select import select, with_sizes
+from ..core.select import AcidState, select, with_sizes
 from ..core.snapshot import Snapshot, make_snapshot
+from ..core.versions import HiveVersion
 from ..io.footers import read_footer_and_bytes
 from ..io.fs import Location, read_bytes, size_if_any
 
@@ -58,7 +59,7 @@ def select_codes(select: Sequence[str] | None, ignore: Sequence[str]) -> list[st
     return sorted(chosen - matching(ignore))
 
 
-def files_to_read(listing: Listing, state, hive_version: str
+def files_to_read(listing: Listing, state: AcidState, hive_version: HiveVersion
                    ) -> tuple[list[tuple[str, int, str | None]], list[str]]:
     """What to read at --level metadata: (relative path, size, flush side file) of the ORC files
     whose footers matter (data files of live ACID directories and the original files Hive
@@ -109,7 +110,7 @@ class Pending:
     loc: Location
     name: str
     listing: Listing
-    state: object
+    state: AcidState
     todo: list
     markers: list[str]
     sized: bool  # False: the listing left out sizes that reading the files learns
@@ -169,12 +170,13 @@ def plan_all(loc: Location, parts: list[PartitionListing], opts: ValidateOptions
 
 
 def plan_partition(ploc: Location, part: PartitionListing, markers: dict[str, bytes],
-          opts: ValidateOptions, links: tuple[str, ...] = ()) -> Pending:
+                   opts: ValidateOptions, links: tuple[str, ...] = ()) -> Pending:
     snap = opts.snapshot
     listing = Listing(part.paths, MappingProxyType(markers), root=ploc.url)
     state = select(listing, snap.write_ids, snap.txns, snap.hive_version,
                    insert_only=snap.insert_only)
-    todo, acid_markers = [], []
+    todo: list[tuple[str, int, str | None]] = []
+    acid_markers: list[str] = []
     if opts.level != "names":
         todo, acid_markers = files_to_read(listing, state, snap.hive_version)
     return Pending(ploc, part.name, listing, state, todo, acid_markers,
@@ -200,6 +202,11 @@ def waited(work: Callable[[], object]) -> float:
     return (time.perf_counter() - wall) - (time.thread_time() - cpu)
 
 
+def _each(work: Callable[..., None], jobs: list) -> None:
+    for job in jobs:
+        work(*job)
+
+
 def read_all(pending: list[Pending], opts: ValidateOptions, pool: ThreadPoolExecutor,
               progress: bool, remote: bool) -> None:
     """Read every footer (and row scan, and marker) of every partition on one pool."""
@@ -222,7 +229,7 @@ def read_all(pending: list[Pending], opts: ValidateOptions, pool: ThreadPoolExec
     threads = opts.jobs if remote else 1
     if not remote and opts.jobs > 1 and len(jobs) > PROBE_FILES:
         probe, jobs = jobs[:PROBE_FILES], jobs[PROBE_FILES:]
-        if waited(lambda: [read(*job) for job in probe]) > WAIT_PER_FILE * len(probe):
+        if waited(lambda: _each(read, probe)) > WAIT_PER_FILE * len(probe):
             threads = opts.jobs
     if threads <= 1:  # no hand-offs at all
         for job in jobs:
@@ -232,7 +239,7 @@ def read_all(pending: list[Pending], opts: ValidateOptions, pool: ThreadPoolExec
         # than a local footer read; a batch still keeps a remote store's round trips
         # overlapping. Each file's facts land in its own key of its partition's dicts.
         batch = max(1, min(16, len(jobs) // (threads * 4) or 1))
-        for _ in pool.map(lambda chunk: [read(*job) for job in chunk],
+        for _ in pool.map(lambda chunk: _each(read, chunk),
                           [jobs[i:i + batch] for i in range(0, len(jobs), batch)]):
             pass
     markers = [(p, rel) for p in pending for rel in p.markers]

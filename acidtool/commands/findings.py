@@ -36,7 +36,7 @@ def _owner(path: str, roots: list[str]) -> tuple[str, str]:
 
 
 def tables_of(report) -> tuple[pa.Table, pa.Table]:
-    rows = {name: [] for name in FINDINGS.names}
+    rows: dict[str, list] = {name: [] for name in FINDINGS.names}
     per_table: dict[str, dict] = {}
     for f in report.findings:
         table, partition = _owner(f.path, report.table_roots)

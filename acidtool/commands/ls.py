@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from types import MappingProxyType
+from typing import Any
 
 from .._gc import paused_gc
 from ..core.errors import AcidStateError, UsageError
@@ -109,10 +110,11 @@ def inspect_tree(path: str, snapshot: Snapshot, *, ignore_empty_files: bool = Fa
 
     loc = resolve(path)
     require_dir(loc)
+    tables: list[tuple[str, Any]]  # (root, its partitions: listed, or named with what nests)
     if spark is None:
         tables = [(t.root, t.partitions) for t in discover_tables(list_tree(loc))]
     else:  # the driver lists down to the partitions; each executor lists its share's
-        tables = tree_partitions(loc)
+        tables = list(tree_partitions(loc))
     if not tables:
         from ..core.errors import PathError
 

@@ -153,14 +153,14 @@ def meta_json(m: FileMeta) -> dict:
         if acid.key_index is not None:
             entries = []
             for e in acid.key_index:
-                item = {"stripe": e.stripe, "originalTransaction": e.original_transaction,
+                item: dict[str, object] = {"stripe": e.stripe, "originalTransaction": e.original_transaction,
                         "bucket": e.bucket, "rowId": e.row_id}
                 try:
                     d = decode(e.bucket)
                     item.update(bucketId=d.bucket_id, statementId=d.statement_id,
                                 codecVersion=d.codec_version)
                 except BucketCodecError:
-                    item.update(bucketId=None, statementId=None, codecVersion=None)
+                    item.update({"bucketId": None, "statementId": None, "codecVersion": None})
                 entries.append(item)
         doc["acid"] = {
             "key_index": entries, "key_index_raw": acid.key_index_raw,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -25,7 +25,7 @@ from ..core.names import FLUSH_LENGTH_SUFFIX, FileName, parse_bucket_id
 from ..core.orcproto import Footer
 from ..core.raw import RawRead, bucket_property, dir_is_raw, file_in_dir, numbered, raw_read
 from ..core.select import AcidState
-from ..core.snapshot import Snapshot
+from ..core.snapshot import IdList, Snapshot
 from ..io.footers import read_footer
 from ..io.orc import ACID_COLUMNS, acid_type_problem, open_orc, scan_batches
 from .ls import PartitionState
@@ -137,7 +137,8 @@ class PartitionReader:
         self.row_names = list(row_names) if row_names else None
         self.version = snapshot.hive_version
         ids = snapshot.write_ids if self.version.has_write_ids else snapshot.txns
-        self.ids = ids
+        assert ids is not None, "a Hive 3 or 4 snapshot holds a write-id list"
+        self.ids: IdList = ids
         if self.state.error is not None:
             raise SnapshotError(f"{part.location.url}: Hive would fail: {self.state.error.message}")
         if with_row_id and snapshot.insert_only:
@@ -163,8 +164,7 @@ class PartitionReader:
             # order (Hive 2 numbers each file from 0); raw_read says which bucket.
             self._add_raw(add, [(rel, raw_read(rel.rsplit("/", 1)[-1], version))
                                 for rel in st.original_files], True, 0, 0, None)
-        dirs = ([st.base_entry] if st.base else []) + st.delta_entries
-        for entry in dirs:
+        for entry in st.read_entries:
             names = sorted(f.path for f in entry.files if "/" not in f.path
                            and FileName.parse(f.path).kind in ("bucket", "original", "other"))
             if entry.kind == "delete_delta":
@@ -172,7 +172,7 @@ class PartitionReader:
                     buckets.setdefault(_bucket_from_name(name, version), _Bucket()
                                        ).deletes.append(f"{entry.name}/{name}")
                 continue
-            raw = dir_is_raw(names, lambda n: self._is_acid(f"{entry.name}/{n}"), version)
+            raw = dir_is_raw(names, functools.partial(self._is_acid_in, entry.name), version)
             raws = []
             for name in names:
                 rel = f"{entry.name}/{name}"
@@ -183,8 +183,12 @@ class PartitionReader:
                     raws.append((rel, decision))
             # LOAD DATA: raw files in base_X / delta_X_X_S get write id X, statement S.
             p = entry.parsed
+            assert p is not None, "a selected directory's name is parsed"
             self._add_raw(add, raws, False, p.max_write_id, max(p.statement_id, 0), entry.name)
         return buckets, legacy_events
+
+    def _is_acid_in(self, directory: str, name: str) -> bool:
+        return self._is_acid(f"{directory}/{name}")
 
     def _add_raw(self, add, files: list[tuple[str, RawRead]], root: bool, write_id: int,
                  statement: int, directory: str | None) -> None:
@@ -340,6 +344,7 @@ class PartitionReader:
     def _delete_chunks(self, rels: list[str]) -> Iterator["DeleteKeys"]:
         """The streaming fallback under --memory-limit: delete keys read again for every data
         batch, a limited number at a time, so memory never holds more than one chunk."""
+        assert self.memory_limit is not None, "streams deletes only under --memory-limit"
         per_chunk = max(1024, self.memory_limit // self.KEY_BYTES)
         pending: list[pa.Table] = []
         held = 0
@@ -391,7 +396,7 @@ class PartitionReader:
             return [("legacy", None)]
         return [("bucket", b) for b in sorted(buckets)]
 
-    def unit_tables(self, unit: tuple[str, object]) -> Iterator[pa.Table]:
+    def unit_tables(self, unit: tuple[str, Any]) -> Iterator[pa.Table]:
         kind, key = unit
         if kind == "file":
             yield from self._insert_only([key])
@@ -426,11 +431,12 @@ class PartitionReader:
         delete deltas (validate reports one as ACID027)."""
         st = self.state
         files = list(st.original_files) if st.base is None else []
-        for entry in ([st.base_entry] if st.base else []) + st.delta_entries:
+        for entry in st.read_entries:
             if entry.kind == "delete_delta":
                 continue
             files.extend(f"{entry.name}/{f.path}" for f in sorted(entry.files)
-                         if not f.is_dir and not any(part.startswith(("_", ".")) for part in f.path.split("/"))
+                         if not f.is_dir
+                         and not any(part.startswith(("_", ".")) for part in f.path.split("/"))
                          and not f.path.endswith(FLUSH_LENGTH_SUFFIX))
         return files
 
@@ -463,7 +469,8 @@ class PartitionReader:
             in_delta = f.directory is not None and self.state.entry(f.directory).kind != "base"
             (deltas if in_delta else anchors).setdefault(f.bucket, []).append(f)
         for b in sorted(anchors.keys() | deltas.keys()):
-            for anchor in anchors.get(b) or [None]:
+            split_anchors: list[_File | None] = list(anchors.get(b, [])) or [None]
+            for anchor in split_anchors:
                 yield from self._legacy_split(([anchor] if anchor else []) + deltas.get(b, []))
 
     def _legacy_split(self, files: list[_File]) -> Iterator[pa.Table]:
@@ -473,7 +480,7 @@ class PartitionReader:
             entry = f.directory
             if entry is not None:
                 parsed = self.state.entry(entry).parsed
-                stmt = max(parsed.statement_id, 0)
+                stmt = max(parsed.statement_id, 0) if parsed is not None else 0
             for batch in self._acid_batches(f):
                 t = pa.Table.from_batches([batch])
                 parts.append(t.append_column("__stmt", pa.array([stmt] * t.num_rows, pa.int32())))

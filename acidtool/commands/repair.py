@@ -15,18 +15,18 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
 from ..core.errors import UsageError
+from ..core.facts import Context, PartitionFacts, TableFacts
 from ..core.guards import (
+    LOCK_FILE,
     covering,
     inside,
     snapshot_problem,
     table_root,
     write_id_range_problem,
 )
-from ..core.facts import Context, PartitionFacts, TableFacts
 from ..core.names import FLUSH_LENGTH_SUFFIX
 from ..core.partitions import split_partitions
 from ..core.repair import (
-    LOCK_FILE,
     OPT_IN,
     QUARANTINE_DIR,
     Action,
@@ -42,9 +42,9 @@ from ..core.snapshot import Snapshot, make_snapshot
 from ..io.footers import read_footer_and_bytes
 from ..io.fs import Location, kind_of, list_tree, require_dir, resolve
 from ..io.journal import newest_change, state_dir
-from .ls import require_not_acid_dir
 from .convert_sources import committed_sources, fingerprint
 from .facts import ValidateOptions, plan_all, read_all, select_codes
+from .ls import require_not_acid_dir
 
 AGE_CODES = ("ACID002", "ACID003", "ACID021", "ACID022")
 
@@ -195,6 +195,7 @@ def _check_write_id(opts: RepairOptions, placed) -> None:
     out of range, not committed in the snapshot given, or covered by a base or compacted delta
     of a partition whose root files it would re-wrap."""
     w = opts.write_id
+    assert w is not None
     problem = write_id_range_problem(w) or (
         None if opts.write_id_allocated else snapshot_problem(w, opts.snapshot))
     if problem is None:
@@ -281,7 +282,7 @@ def _extra_files(root: Location, placed) -> dict:
 def _row_type(facts: list[PartitionFacts]) -> str | None:
     """The ``row`` struct of the table's ACID files (the first one found)."""
     for p in facts:
-        for rel, ff in sorted(p.files.items()):
+        for _, ff in sorted(p.files.items()):
             if ff.event_ranges is not None and ff.footer is not None:
                 for name, type_string in top_fields(ff.footer):
                     if name.lower() == "row":

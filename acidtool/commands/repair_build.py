@@ -25,7 +25,8 @@ from ..core.repair import (
 from ..io.footers import footer_through_pyarrow
 from ..io.fs import read_bytes
 from ..io.orcpatch import replace_user_metadata
-from .convert import ConvertOptions, plan as convert_plan, write_files
+from .convert import ConvertOptions, write_files
+from .convert import plan as convert_plan
 from .convert_sources import SOURCES_FILE, record
 
 SORT_KEYS = [("originalTransaction", "ascending"), ("bucket", "ascending"),
@@ -67,6 +68,7 @@ def rewrapped(action: Rewrap, plan) -> dict[str, bytes]:
     record of its source (``_acidtool_sources``: no later convert or repair takes the same
     bytes again). The source is named by its location, never as a pattern: a file called
     ``*.orc`` is that one file."""
+    assert action.dest is not None, "a re-wrap names its delta"
     partition = action.dest.rsplit("/", 1)[0] if "/" in action.dest else ""
     target = plan.root.child(partition) if partition else plan.root
     row_type = plan.row_type

@@ -32,7 +32,7 @@ def apply_in_transaction(path: str, opts, target: Target, progress=None):
     from ..io.metastore import Metastore
     from .repair_apply import apply
 
-    if target.table is None:
+    if target.table is None or target.metastore is None:
         raise MetastoreError("--write-id auto needs the table the metastore knows: name it as "
                              "db.table, or give --table")
     with Metastore(target.metastore) as client:

@@ -20,6 +20,7 @@ def scan_rows(loc: Location, rel: str, facts: FileFacts, data: bytes | None = No
     """Read only the five ACID columns, a batch at a time, and keep what the rules need.
     ``data``: the file's bytes, when its footer's read held them all."""
     footer = facts.footer
+    assert footer is not None, "rows are scanned of files whose footer was read"
     names = {n.lower(): n for n, _ in footer.top_level()}
     columns = [names[c.lower()] for c in ACID_COLUMNS[:5]]
     bounds, row = [], 0

@@ -15,12 +15,12 @@ acidtool (``pip install acidtool``, or shipped with ``--py-files``: docs/scale.m
 from __future__ import annotations
 
 import threading
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 
-def spark_map(work: Callable[[list], object], units: list, master: str | None, *,
+def spark_map(work: Callable[[list], Any], units: list, master: str | None, *,
               most: int | None = None, tick: Callable[[int], None] | None = None,
-              verbose: bool = False) -> Iterator[tuple[list, object]]:
+              verbose: bool = False) -> Iterator[tuple[list, Any]]:
     """``units`` cut into shares (``chunked``), ``work(share)`` one Spark task each;
     (share, result) in the units' order. ``tick(n)`` is told of the units of tasks as they
     finish (an accumulator the driver polls). An acidtool error a task raises is raised here,

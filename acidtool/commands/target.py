@@ -58,7 +58,7 @@ def names_a_table(path: str) -> bool:
 
 
 def resolve(path: str, *, metastore: str | None = None,
-            hive_version: str | HiveVersion | None = None, write_ids: str | None = None,
+            hive_version: str | int | HiveVersion | None = None, write_ids: str | None = None,
             txns: str | None = None, table: str | None = None, insert_only: bool = False,
             snapshot: bool = True) -> Target:
     """The target of a command. ``snapshot=False``: the caller makes its own (diff's two)."""
@@ -98,8 +98,9 @@ def resolve(path: str, *, metastore: str | None = None,
 
 def _locate(client, path: str, table: str | None
             ) -> tuple[TableInfo, PartitionInfo | None, str]:
-    if names_a_table(path):
-        db, name, part_name = parse_table_name(path)
+    parsed = parse_table_name(path) if names_a_table(path) else None
+    if parsed is not None:
+        db, name, part_name = parsed
         info = client.table(db, name)
         if part_name is None:
             return info, None, info.location
@@ -192,4 +193,6 @@ def resolve_many(paths: list[str], *, metastore: str | None = None,
             urls.append(target.url if names_a_table(path) else path)
         else:
             urls.append(path)
+    if first is None:
+        raise UsageError("no PATH given")
     return urls, first

@@ -118,6 +118,7 @@ def _validate_path(loc: Location, opts: ValidateOptions, ctx: Context, codes: li
                           "top-level partition directories", strays=[_root_stray(loc)])
             return
     tree = list_tree(loc, sizes=facts.sizes_listed(loc, opts))
+    tables: list[tuple[str, list[PartitionListing], list]]
     if opts.recursive:
         tables = [(t.root, list(t.partitions), []) for t in discover_tables(tree)]
     else:
@@ -206,7 +207,8 @@ def _check_subtrees(loc: Location, names: list[str], opts: ValidateOptions, ctx:
                     codes: list[str]) -> _Checked:
     """The partitions at and below the top-level partition directories ``names`` of one
     table, listed here."""
-    parts, stray = [], []
+    parts: list[PartitionListing] = []
+    stray: list[str] = []
     for name in names:
         try:
             tree = list_tree(loc.child(name), sizes=facts.sizes_listed(loc, opts))
@@ -220,10 +222,10 @@ def _check_subtrees(loc: Location, names: list[str], opts: ValidateOptions, ctx:
                      for part in found)
         stray.extend(loc.url_of(f"{name}/{s.path}") for s in between)
     with ThreadPoolExecutor(max_workers=opts.jobs) as pool:  # threads only if reads wait
-        found_, gathered, *counts = _check_pending(plan_all(loc, parts, opts), opts, ctx, codes,
-                                                   pool)
+        found_, gathered, n_parts, n_files = _check_pending(plan_all(loc, parts, opts), opts,
+                                                            ctx, codes, pool)
     add_gathered(gathered, stray_values(stray, ctx, codes))
-    return [(0, found_, gathered, *counts)]
+    return [(0, found_, gathered, n_parts, n_files)]
 
 
 def _validate_tree_on_spark(loc: Location, opts: ValidateOptions, ctx: Context,
@@ -297,7 +299,8 @@ def _in_processes(units: list, work: Callable[[list], _Checked], processes: int,
     if spark is not None:
         from .spark_jobs import spark_map
 
-        tick, bar.tick = bar.tick, lambda n: None  # counted as the executors' tasks finish
+        tick = bar.tick
+        setattr(bar, "tick", lambda n: None)  # noqa: B010 - told as the executors' tasks finish
         for chunk, checked in spark_map(work, units, spark or None, tick=tick):
             add(chunk, checked)
     else:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import cast
 
 from .errors import AcidToolError, ExitStatus
 from .javanum import LONG_MAX
@@ -133,7 +134,8 @@ def partition_values(name: str) -> list[tuple[str, str]]:
     (``%XX`` of UTF-8 bytes, as a directory name may hold them)."""
     from urllib.parse import unquote
 
-    return [tuple(unquote(p) for p in part.split("=", 1)) for part in name.split("/")]
+    return [cast("tuple[str, str]", tuple(unquote(p) for p in part.split("=", 1)))
+            for part in name.split("/")]
 
 
 # -- snapshots from the metastore's answers -------------------------------------------------

@@ -41,7 +41,7 @@ class ExitStatus(enum.IntEnum):
 class AcidToolError(Exception):
     """Base class of every expected acidtool failure."""
 
-    exit_status = ExitStatus.USAGE
+    exit_status: int = ExitStatus.USAGE
 
 
 class UsageError(AcidToolError, ValueError):

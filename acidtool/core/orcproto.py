@@ -60,6 +60,7 @@ def fields(buf: bytes):
         number, wire = key >> 3, key & 7
         if number == 0:
             raise ProtoError("field number 0")
+        value: int | bytes
         if wire == 0:
             value, pos = read_varint(buf, pos)
         elif wire == 2:
@@ -135,7 +136,8 @@ class Footer:
         self.stripe_count: int = len(msg.stripes)
         # shared by every footer with the same type bytes (the files of one table)
         self.schema: _Schema = _schema(tuple(msg.types[:]))
-        self._stripes = self._stats = None
+        self._stripes: tuple[StripeInfo, ...] | None = None
+        self._stats: tuple[ColumnStats, ...] | None = None
 
     @property
     def serialized(self) -> bytes:
@@ -337,7 +339,8 @@ def _present(msg, names: dict[str, str], text: str | None = None) -> dict:
     for field_name, shown in names.items():
         if msg.HasField(field_name):
             value = getattr(msg, field_name)
-            out[shown] = value.decode(text, "replace") if isinstance(value, bytes) else value
+            out[shown] = value.decode(text or "utf-8", "replace") if isinstance(value, bytes) \
+                else value
     return out
 
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, ClassVar, Mapping
 
 from .bucket import BucketCodecError, decode
-from .guards import LOCK_FILE, write_id_problem
 from .facts import FileFacts, PartitionFacts
+from .guards import write_id_problem
 from .names import (
     ACID_VERSION_FILE,
     FLUSH_LENGTH_SUFFIX,
@@ -62,8 +62,9 @@ class Action:
         return {}
 
     def as_dict(self) -> dict:
-        out = {"id": self.id, "code": self.code, "kind": self.kind, "target": self.target,
-               "result": self.result, "reason": self.reason}
+        out: dict[str, object] = {"id": self.id, "code": self.code, "kind": self.kind,
+                                  "target": self.target, "result": self.result,
+                                  "reason": self.reason}
         if self.dest is not None:
             out["dest"] = self.dest
         if self.covers:

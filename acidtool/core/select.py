@@ -35,7 +35,7 @@ from .names import (
     is_hidden,
     parse_dir_name,
 )
-from .snapshot import RangeResponse, ValidTxnList, ValidWriteIdList
+from .snapshot import IdList, RangeResponse, ValidTxnList, ValidWriteIdList
 from .versions import HiveVersion, normalize_hive_version
 
 SELECTED = "selected"
@@ -72,7 +72,7 @@ class Entry(NamedTuple):
 
 @dataclass(frozen=True)
 class AcidState:
-    hive_version: str
+    hive_version: HiveVersion
     base: str | None = None
     deltas: tuple[str, ...] = ()
     obsolete: tuple[str, ...] = ()
@@ -96,12 +96,18 @@ class AcidState:
     def delta_entries(self) -> list[Entry]:
         return [self.entry(n) for n in self.deltas]
 
+    @property
+    def read_entries(self) -> list[Entry]:
+        """The base (if any) and the deltas the selection reads, in that order."""
+        base = self.base_entry
+        return ([base] if base is not None else []) + self.delta_entries
+
 
 # ---------------------------------------------------------------------------------------------
 # _metadata_acid
 
 
-def read_compacted_marker(content: bytes, hive_version: str, path: str) -> bool:
+def read_compacted_marker(content: bytes, hive_version: str | HiveVersion, path: str) -> bool:
     """AcidMetaDataFile: does the marker say the base was made by the compactor?
 
     Hive 3 accepts only dataFormat "compacted"; Hive 4 maps "compacted"/"truncated" (any case) and
@@ -140,9 +146,9 @@ def read_compacted_marker(content: bytes, hive_version: str, path: str) -> bool:
 class _Work:
     """Mutable state of one selection run."""
 
-    version: str
+    version: HiveVersion
     listing: Listing
-    snapshot: object
+    snapshot: IdList
     txns: ValidTxnList | None
     ignore_empty_files: bool
     tracks_aborted: bool
@@ -172,7 +178,8 @@ class _Work:
         return f"{self.listing.root.rstrip('/')}/{name}" if self.listing.root else name
 
 
-def _default_snapshot(version: str, write_ids, txns):
+def _default_snapshot(version: HiveVersion, write_ids: ValidWriteIdList | None,
+                      txns: ValidTxnList | None) -> IdList:
     if not version.has_write_ids:
         # Hive 2.3: directory numbers are transaction ids, and the txn list is the snapshot.
         if isinstance(txns, ValidTxnList):
@@ -184,7 +191,7 @@ def _default_snapshot(version: str, write_ids, txns):
 
 
 def select(listing: Listing, write_ids: ValidWriteIdList | None = None,
-           txns: ValidTxnList | None = None, hive_version: str = "4", *,
+           txns: ValidTxnList | None = None, hive_version: str | HiveVersion = "4", *,
            ignore_empty_files: bool = False, insert_only: bool = False) -> AcidState:
     """getAcidState. ``write_ids`` None means everything committed (``new ValidReaderWriteIdList()``).
     For Hive 4, ``txns`` is the ValidTxnList used for ``_v`` visibility; Hive fails without one
@@ -294,7 +301,7 @@ def _select(work: _Work, children: list[Child]) -> AcidState:
     return AcidState(
         version,
         base=best.name if best else None,
-        deltas=tuple([d.raw for d in deltas]),
+        deltas=tuple([d.name for d in deltas]),
         obsolete=tuple(work.obsolete),
         aborted=tuple(work.aborted),
         original_files=tuple(original_files),
@@ -306,7 +313,10 @@ def _select(work: _Work, children: list[Child]) -> AcidState:
 def _visible(work: _Work, acid: Base | Delta) -> bool:
     """Hive 4: a ``_vT`` directory exists only for readers that see compactor txn T committed."""
     t = acid.visibility_txn_id
-    if t == 0 or work.txns.is_valid(t):
+    if t == 0:
+        return True
+    assert work.txns is not None, "Hive 4 selects with a transaction list (select() makes one)"
+    if work.txns.is_valid(t):
         return True
     if work.txns.is_aborted(t):
         work.mark(acid.name, ABORTED, f"written by compactor transaction {t}, which aborted")
@@ -377,7 +387,7 @@ def _visit_delta(work: _Work, delta: Delta, working: list[Delta]) -> None:
     response = snap.range_valid(lo, hi)
     if response is not RangeResponse.NONE:
         working.append(delta)
-        work.visible[delta.raw] = response
+        work.visible[delta.name] = response
 
 
 def _walk(work: _Work, best: Base | None, working: list[Delta]) -> list[Delta]:
@@ -408,7 +418,7 @@ def _walk(work: _Work, best: Base | None, working: list[Delta]) -> list[Delta]:
                 continue
         prev = d
         chosen.append(d)
-        status[d.raw] = (SELECTED, _delta_reason(visible[d.raw], d))
+        status[d.name] = (SELECTED, _delta_reason(visible[d.name], d))
     return chosen
 
 

@@ -160,6 +160,9 @@ class _IdList:
         return self.exceptions[0] if self.exceptions else None
 
 
+IdList = _IdList  # a write-id list or a transaction list: what a selection reads against
+
+
 def _count_between(ordered: tuple[int, ...], lo: int, hi: int) -> int:
     return bisect.bisect_right(ordered, hi) - bisect.bisect_left(ordered, lo)
 
@@ -312,7 +315,7 @@ class Snapshot:
     source: str = "default"
 
     def describe(self) -> dict:
-        out = {
+        out: dict[str, object] = {
             "write_ids": str(self.write_ids) if self.write_ids is not None else None,
             "txns": str(self.txns),
             "source": self.source,

@@ -133,7 +133,8 @@ class HiveVersion(str, enum.Enum):
 _ALIASES = {"2": "2", "2.3": "2", "2.x": "2", "3": "3", "3.1": "3", "3.x": "3", "4": "4",
             "4.x": "4"}
 
-_MEMBERS = {v.value: v for v in HiveVersion}  # a member hashes and compares as its value
+# a member hashes and compares as its value
+_MEMBERS: dict[object, HiveVersion] = {v.value: v for v in HiveVersion}
 HIVE_VERSIONS = tuple(v.value for v in HiveVersion)
 DEFAULT_HIVE_VERSION = HiveVersion.V4
 

@@ -14,10 +14,10 @@ from typing import Any, BinaryIO, Sequence
 
 import pyorc
 
+from ..core.versions import HiveVersion
+
 ACID_FIELDS = ("operation", "originalTransaction", "bucket", "rowId", "currentTransaction", "row")
 INSERT, UPDATE, DELETE = 0, 1, 2
-
-from ..core.versions import HiveVersion
 
 
 def acid_schema(row_type: str) -> str:

@@ -11,6 +11,7 @@ import functools
 import sys
 from typing import Callable
 
+from ..core.errors import PathError
 from ..core.facts import FileFacts, event_ranges
 from ..core.flush import flush_lengths
 from ..core.listing import UNKNOWN_SIZE
@@ -25,7 +26,6 @@ from ..core.orcproto import (
     parse_postscript,
     read_varint,
 )
-from ..core.errors import PathError
 from .fs import Location, read_bytes, read_end, read_range, size_if_any
 
 ORC_MAGIC = b"ORC"
@@ -94,7 +94,7 @@ def starts_like_orc(read_at: Callable[[int, int], bytes]) -> bool:
     return read_at(3, 0) == ORC_MAGIC
 
 
-def unreadable_reason(exc: Exception) -> str:
+def unreadable_reason(exc: BaseException) -> str:
     """What to say of a file whose bytes an ORC reader (or the footer decoder) refused."""
     first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     return f"not readable as ORC (truncated or corrupt): {first}"

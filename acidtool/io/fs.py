@@ -202,7 +202,7 @@ def list_tree(loc: Location, *, sizes: bool = True) -> list[PathInfo]:
     directory = pafs.FileType.Directory
     # PathInfo values are built with tuple.__new__: the NamedTuple constructor is Python code.
     new = tuple.__new__
-    out = []
+    out: list[PathInfo] = []
     append = out.append
     for info in infos:
         path = info.path

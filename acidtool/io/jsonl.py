@@ -97,9 +97,9 @@ def _strings(arr: pa.Array, char: bool = False) -> "Quoted":
         present |= {sep.decode() for sep in _LINE_SEPARATORS if sep in data}
         if "\\" in present:
             text = pc.replace_substring(text, "\\", "\\\\")
-        for char, escaped in ESCAPES.items():
-            if char in present and char != "\\":
-                text = pc.replace_substring(text, char, escaped)
+        for ch, escaped in ESCAPES.items():
+            if ch in present and ch != "\\":
+                text = pc.replace_substring(text, ch, escaped)
     return Quoted(text)
 
 

@@ -126,7 +126,7 @@ class Metastore:
             self._version = HiveVersion.V4
             for probe, older in (("get_valid_write_ids", HiveVersion.V2),
                                  ("get_open_txns_req", HiveVersion.V3)):
-                args = ([(1, STRUCT, [(1, LIST, (STRING, [])), (2, STRING, "")])]
+                args: list = ([(1, STRUCT, [(1, LIST, (STRING, [])), (2, STRING, "")])]
                         if probe == "get_valid_write_ids" else
                         [(1, STRUCT, [(1, LIST, (I32, []))])])
                 try:
@@ -285,7 +285,7 @@ def _partition(table: TableInfo, p: dict) -> PartitionInfo:
 def _storage(table: TableInfo, location: str) -> list:
     """A partition's StorageDescriptor: the table's, at ``location``."""
     cols = [[(1, STRING, c.name), (2, STRING, c.type)] for c in table.columns]
-    serde = [(2, STRING, "org.apache.hadoop.hive.ql.io.orc.OrcSerde"),
+    serde: list = [(2, STRING, "org.apache.hadoop.hive.ql.io.orc.OrcSerde"),
              (3, MAP, (STRING, STRING, {}))]
     return [(1, LIST, (STRUCT, cols)), (2, STRING, location),
             (3, STRING, table.input_format or "org.apache.hadoop.hive.ql.io.orc.OrcInputFormat"),

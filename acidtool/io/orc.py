@@ -10,7 +10,7 @@ file.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import pyarrow as pa
 import pyarrow.orc as paorc
@@ -22,6 +22,9 @@ from ..core.names import FLUSH_LENGTH_SUFFIX
 from ..core.orcproto import Footer, ProtoError, parse_file_tail
 from .footers import ORC_MAGIC, unreadable_reason
 from .fs import Location, file_size, is_utf8, kind_of, open_input_file, read_bytes
+
+if TYPE_CHECKING:  # annotations only: jsonl is imported where a context is made
+    from .jsonl import FileContext
 
 ACID_COLUMNS = ACID_NAMES
 ACID_TYPES = ("int32", "int64", "int32", "int64", "int64")
@@ -97,7 +100,7 @@ class OrcSource:
             row += rows
         return starts or [0]
 
-    def context(self, stripe: int = 0) -> "FileContext":
+    def context(self, stripe: int = 0) -> FileContext:
         """CHAR(n) column paths (from the footer) and, for files with timestamps, the zone the
         stripe was written in (from its stripe footer, through pyorc). Once per stripe."""
         from .jsonl import FileContext
@@ -203,9 +206,9 @@ def open_orc(loc: Location, rel: str = "", *, honour_flush_length: bool = True,
 def acid_type_problem(schema: pa.Schema) -> str | None:
     """For a file with the six ACID column names: which column's type is not the event
     schema's (Hive's readers fail on it), or None."""
-    for field, expected in zip(schema, ACID_TYPES):
-        if str(field.type) != expected:
-            return f"column {field.name} is {field.type}, not {expected}"
+    for column, expected in zip(schema, ACID_TYPES):
+        if str(column.type) != expected:
+            return f"column {column.name} is {column.type}, not {expected}"
     if not pa.types.is_struct(schema.field(5).type):
         return f"column {schema.field(5).name} is {schema.field(5).type}, not a struct"
     return None

@@ -62,8 +62,8 @@ def read_stripe_java_timestamps(src: OrcSource, index: int) -> pa.RecordBatch:
     raw = src.reopen_bytes()
     import io
 
-    reader = pyorc.Reader(io.BytesIO(raw), converters={TypeKind.TIMESTAMP: _Timestamp,
-                                                       TypeKind.DATE: _Date},
+    converters: dict = {TypeKind.TIMESTAMP: _Timestamp, TypeKind.DATE: _Date}
+    reader = pyorc.Reader(io.BytesIO(raw), converters=converters,
                           struct_repr=pyorc.StructRepr.TUPLE)
     rows = list(reader.read_stripe(index))
     schema = src.file.schema

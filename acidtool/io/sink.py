@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import os
-from typing import Iterator
+from typing import Any, Iterator, Sequence
 
 import pyarrow as pa
 
 
-def json_lines(table: pa.Table, extra_first: list[tuple[str, pa.Array]] = ()) -> pa.Array:
+def json_lines(table: pa.Table, extra_first: Sequence[tuple[str, pa.Array]] = ()) -> pa.Array:
     from ..io.jsonl import PLAIN, format_parts, object_text
 
     names = [n for n, _ in extra_first] + list(table.column_names)
@@ -40,7 +40,7 @@ class RowWriter:
 
         self.fmt, self.output, self.stdout = fmt, output, stdout
         self.rows = 0
-        self._writer = None
+        self._writer: Any = None  # a Parquet or ORC writer, made with the first batch
         self._tmp = None
         if output is not None:
             directory = os.path.dirname(os.path.abspath(output)) or "."
@@ -96,6 +96,7 @@ class RowWriter:
         self._stream.flush()
         if self._tmp is not None:
             self._stream.close()
+            assert self.output is not None, "a temporary file is made for --output only"
             os.replace(self._tmp, self.output)
             self._tmp = None
 

@@ -13,6 +13,7 @@ from ..facts import Context, FileFacts, PartitionFacts, RowFacts
 from ..names import FLUSH_LENGTH_SUFFIX, HIDDEN_PREFIXES, FileName
 from ..orcproto import Footer
 from ..raw import dir_is_raw
+from ..select import Entry
 
 _INDEX: dict[int, "_Index"] = {}
 
@@ -28,8 +29,9 @@ class _Index:
         # (entry, file name, path relative to the partition, footer facts or None, whether
         # it is a readable ACID-schema file) of every data file of a live directory, and the
         # ACID ones among them.
-        live_files = self.live_files = []
-        acid_files = self.acid_files = []
+        live_files: list[tuple[Entry, str, str, FileFacts | None, bool]] = []
+        acid_files: list[AcidFile] = []
+        self.live_files, self.acid_files = live_files, acid_files
         files, rows = p.files, p.rows
         for entry in self.live:
             prefix = entry.name + "/"
@@ -38,7 +40,7 @@ class _Index:
                 facts = files.get(rel)
                 acid = is_acid_file(facts)
                 live_files.append((entry, name, rel, facts, acid))
-                if acid:
+                if acid and facts is not None:
                     acid_files.append(_acid_file(entry, name, rel, facts, rows.get(rel)))
         self.raw: dict[str, bool] = {}  # raw_directory's answers
 
@@ -60,7 +62,7 @@ class AcidFile(NamedTuple):
     """A readable ACID-schema file of a live directory, with what the rules judge it by: the
     row scan (at --level rows) or else the (min, max) statistics of its event columns."""
 
-    entry: object
+    entry: Entry
     rel: str
     file: FileName  # its name, parsed
     footer: Footer
@@ -74,6 +76,7 @@ class AcidFile(NamedTuple):
 
 def _acid_file(entry, name: str, rel: str, facts: FileFacts, scan: RowFacts | None
                ) -> AcidFile:
+    assert facts.event_ranges is not None, "an ACID file's facts hold its event ranges"
     op, org, bucket, cur = facts.event_ranges
     if scan is not None and scan.error is not None:
         scan = None

@@ -6,7 +6,7 @@ import functools
 from collections import Counter
 
 from ..facts import ACID_NAMES, Context, FileFacts, PartitionFacts, url_of
-from ..names import NO_STATEMENT
+from ..names import NO_STATEMENT, Base, Delta
 from ..orctypes import TypeStringError, normalize, struct_fields
 from ..raw import file_in_dir
 from .index import (
@@ -72,8 +72,8 @@ def _not_acid(r: Rule, p: PartitionFacts, ctx: Context):
                 continue  # raw (LOAD DATA) layout: a plain schema is right
             effect = "Hive reads it as ACID events and fails" if outcome == "acid" else \
                 "Hive never reads it, so its rows are lost"
-        yield r.finding(p.path(rel), "not in the ACID event schema (found "
-                        f"{facts.footer.type_string()[:120]}): {effect}")
+        found = facts.footer.type_string()[:120] if facts.footer is not None else "?"
+        yield r.finding(p.path(rel), f"not in the ACID event schema (found {found}): {effect}")
 
 
 @rule("ACID027", "insert-only-layout", "error", "metadata",
@@ -98,7 +98,7 @@ def _insert_only_layout(r: Rule, p: PartitionFacts, ctx: Context):
         if e.kind == "delete_delta":
             yield r.finding(p.path(e.name), f"{e.name} in an insert-only table: Hive never "
                             "writes delete deltas there, and its reader does not apply them")
-    for e, name, rel, facts, acid in index.live_files:
+    for e, _name, rel, _facts, acid in index.live_files:
         if acid and e.kind != "delete_delta":
             yield r.finding(p.path(rel), "ACID event columns in an insert-only table: Hive "
                             "returns the six event columns as the rows")
@@ -164,13 +164,13 @@ def _missing_key_index(r: Rule, p: PartitionFacts, ctx: Context):
 
 @functools.lru_cache(maxsize=65536)
 def _parse_index(raw: bytes) -> list[tuple[int, int, int]] | None:
-    out = []
+    out: list[tuple[int, int, int]] = []
     for part in (x for x in raw.decode("utf-8", "replace").split(";") if x):
         pieces = part.split(",")
         if len(pieces) != 3:
             return None
         try:
-            out.append(tuple(int(x) for x in pieces))
+            out.append((int(pieces[0]), int(pieces[1]), int(pieces[2])))
         except ValueError:
             return None
     return out
@@ -273,7 +273,7 @@ def _bucket_problem(values: tuple[int, ...], bucket_id: int) -> tuple[str, dict]
     for v, (b, _, codec) in zip(values, decoded):
         if b is None:
             return f"bucket property {v} has codec version {codec}, which does not exist", {}
-    ids = sorted({b for b, _, _ in decoded})
+    ids = sorted({b for b, _, _ in decoded if b is not None})  # (None returned above)
     if ids != [bucket_id]:
         return (f"rows carry bucket id {', '.join(map(str, ids))} in bucket file {bucket_id}",
                 {"found": ids, "expected": bucket_id})
@@ -313,7 +313,7 @@ def _bucket_mismatch(r: Rule, p: PartitionFacts, ctx: Context):
 def _statement_mismatch(r: Rule, p: PartitionFacts, ctx: Context):
     for f in acid_files(p):
         entry = f.entry
-        if entry.kind != "delta":
+        if entry.kind != "delta" or not isinstance(entry.parsed, Delta):
             continue
         stmt = entry.parsed.statement_id
         if stmt == NO_STATEMENT or f.footer.rows == 0:
@@ -337,7 +337,7 @@ def _other_statements(values: tuple[int, ...], statement_id: int) -> list[int] |
     decoded = [bucket_of(v) for v in values]
     if any(codec != 1 for _, _, codec in decoded):
         return None
-    stmts = sorted({s for _, s, _ in decoded})
+    stmts = sorted({s for _, s, _ in decoded if s is not None})
     return stmts if stmts and stmts != [statement_id] else None
 
 
@@ -356,17 +356,23 @@ def _write_id_range(r: Rule, p: PartitionFacts, ctx: Context):
         if f.footer.rows == 0:
             continue
         d = entry.parsed
-        lo, hi = (d.min_write_id, d.max_write_id) if entry.kind != "base" else (None, d.write_id)
-        if entry.kind == "base" and d.write_id < -(2**62):
+        lo: int | None
+        if isinstance(d, Base):
+            if d.write_id < -(2**62):
+                continue
+            lo, hi = None, d.write_id
+        elif isinstance(d, Delta):
+            lo, hi = d.min_write_id, d.max_write_id
+        else:
             continue
         if rows is not None:
             cur = (rows.min_current, rows.max_current)
             org = (rows.min_original, rows.max_original)
         else:
-            cur, org = f.current, f.original
+            cur, org = f.current, f.original  # type: ignore[assignment]
         problems = []
         if cur and cur[0] is not None:
-            if (lo is not None and cur[0] < lo) or cur[1] > hi:
+            if (lo is not None and cur[0] < lo) or (cur[1] is not None and cur[1] > hi):
                 span = f"{lo}..{hi}" if lo is not None else f"at most {hi}"
                 problems.append(f"currentTransaction {cur[0]}..{cur[1]} outside {span}")
         if org and org[1] is not None and org[1] > hi:
@@ -427,6 +433,7 @@ def _wrong_operation(r: Rule, p: PartitionFacts, ctx: Context):
 def _row_types(facts: FileFacts, acid: bool) -> list[str] | None:
     """The row columns' types (the ``row`` struct's, or an original file's), once per schema."""
     footer = facts.footer
+    assert footer is not None, "a readable file's facts hold its footer"
     derived = footer.schema.derived
     key = "row_types_acid" if acid else "row_types_plain"
     found = derived.get(key, derived)
@@ -468,7 +475,9 @@ def _row_types_seen(p: PartitionFacts, ctx: Context) -> list[tuple[str, list[str
         for rel in p.state.original_files:
             facts = p.files.get(rel)
             if facts is not None and facts.error is None and not is_acid_file(facts):
-                add(rel, _row_types(facts, False))
+                types = _row_types(facts, False)
+                if types is not None:
+                    add(rel, types)
     return list(groups.values())
 
 
@@ -493,7 +502,7 @@ def _row_schema(r: Rule, seen: list[tuple[str, list[str], list[str]]], ctx: Cont
     else:
         if not seen:
             return
-        files: Counter = Counter()
+        files: Counter[tuple[str, ...]] = Counter()
         first: dict[tuple[str, ...], str] = {}
         for url, types, rels in seen:
             key = tuple(types)
@@ -502,7 +511,10 @@ def _row_schema(r: Rule, seen: list[tuple[str, list[str], list[str]]], ctx: Cont
             first[key] = min(first.get(key, path), path)
         # the layout of most files; of two as common, the one met first in path order (not
         # in the order partitions were gathered, which differs between processes)
-        expected = list(min(files, key=lambda k: (-files[k], first[k])))
+        def rank(k: tuple[str, ...]) -> tuple[int, str]:
+            return -files[k], first[k]
+        best: tuple[str, ...] = min(files, key=rank)
+        expected = list(best)
         source = "most files"
     wanted = [normalize(t) for t in expected]
     for url, types, rels in seen:
