@@ -19,7 +19,7 @@ from typing import Sequence
 import pyarrow as pa
 
 from .api import Table
-from .commands.read import PartitionReader, _row_named
+from .commands.read import PartitionReader, row_named
 from .io.orc import ACID_COLUMNS
 
 
@@ -72,7 +72,7 @@ def output_schema(readers: list[PartitionReader], insert_only: bool) -> pa.Schem
                 arrow = open_orc(reader.part.location, rel).file.schema
                 row = arrow.field("row").type if list(arrow.names) == list(ACID_COLUMNS) \
                     else pa.struct(list(arrow))
-            empty = _row_named(pa.array([], row), reader.row_names)
+            empty = row_named(pa.array([], row), reader.row_names)
             events = pa.RecordBatch.from_arrays(
                 [pa.array([], pa.int64()), pa.array([], pa.int32()), pa.array([], pa.int64()),
                  empty], names=["originalTransaction", "bucket", "rowId", "row"])

@@ -315,7 +315,7 @@ def test_a_signal_whose_exception_python_dropped_still_stops_the_commit(tmp_path
     ("Exception ignored in: <function _get_module_lock.<locals>.cb>"): a SIGTERM or Ctrl-C
     arriving there was lost, convert went on to commit, and a traceback went to stderr. The
     handlers' record stops it before the rename, and no traceback is printed."""
-    import acidtool.commands.convert as convert
+    import acidtool.commands.convert_run as convert  # where write_files is called
     from acidtool.core import errors
 
     write_files = convert.write_files

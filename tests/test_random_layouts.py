@@ -54,14 +54,14 @@ def _content(rng: random.Random, name: str, wid: int) -> bytes:
     return b"" if r < 0.8 else rng.randbytes(rng.randint(1, 50))
 
 
-def _build(rng: random.Random, root: Path, depth: int = 0) -> None:
+def build_ids(rng: random.Random, root: Path, depth: int = 0) -> None:
     root.mkdir(parents=True, exist_ok=True)
     for _ in range(rng.randint(0, 6 if depth == 0 else 3)):
         w = rng.randint(0, 8)
         values = dict(w=w, w2=w + rng.randint(-1, 3), v=rng.randint(0, 20),
                       s=f"{rng.randint(0, 3):04d}", b=f"{rng.randint(0, 2):05d}")
         if rng.random() < 0.6 and depth < 3:
-            _build(rng, root / rng.choice(DIRS).format(**values), depth + 1)
+            build_ids(rng, root / rng.choice(DIRS).format(**values), depth + 1)
         else:
             name = rng.choice(FILES).format(**values)
             if not (root / name).is_dir():
@@ -72,7 +72,7 @@ def _build(rng: random.Random, root: Path, depth: int = 0) -> None:
 def test_every_command_survives_a_random_layout(tmp_path, seed):
     rng = random.Random(seed)
     table = tmp_path / "t"
-    _build(rng, table)
+    build_ids(rng, table)
     version = rng.choice(("2", "3", "4"))
     snapshot = []
     if version != "2":

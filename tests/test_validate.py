@@ -253,7 +253,7 @@ def test_local_reads_go_to_threads_only_when_they_wait(tmp_path, monkeypatch, sl
 
     monkeypatch.setattr(F, "read_footer_and_bytes", read_footer_and_bytes)
     if not slow:  # on a loaded machine even a page-cache read may be preempted
-        monkeypatch.setattr(F, "waited", lambda work: work() and 0.0)
+        monkeypatch.setattr(F, "waited", lambda work: (work(), 0.0)[1])
     report = V.validate([str(table)], V.ValidateOptions(jobs=4))
     assert report.files == 40 > F.PROBE_FILES and not report.findings
     assert (len(threads) > 1) is threaded

@@ -46,7 +46,7 @@ class Severity(str, enum.Enum):
     info = "info"
 
 
-def _codes(value: Optional[str]) -> Optional[tuple]:
+def codes_of(value: Optional[str]) -> Optional[tuple]:
     return None if value is None else tuple(c for c in value.split(",") if c.strip())
 
 
@@ -136,7 +136,7 @@ def validate_command(
                                                          else None),
         thresholds=Thresholds(delta_num, delta_pct),
         table_name=table or (target.table.full_name if target.table else None),
-        select=_codes(select_), ignore=_codes(ignore) or (), spark=spark, master=master)
+        select=codes_of(select_), ignore=codes_of(ignore) or (), spark=spark, master=master)
     opts.codes()  # reject unknown codes before reading anything
     if schema:
         from ..core.orctypes import TypeStringError, struct_fields

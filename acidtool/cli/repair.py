@@ -100,11 +100,11 @@ def repair_command(
     from ..commands.repair import RepairOptions, plan_repair
     from ..commands.target import resolve
     from ..commands.validate import select_codes
-    from .check import _codes
+    from .check import codes_of
     from .output_repair import apply_json, apply_text, plan_json, plan_text
 
-    codes = _codes(select_)
-    select_codes(codes, _codes(ignore) or ())  # unknown codes are refused before any read
+    codes = codes_of(select_)
+    select_codes(codes, codes_of(ignore) or ())  # unknown codes are refused before any read
     target = resolve(path, metastore=metastore, hive_version=hive_version,
                      write_ids=write_ids, txns=txns, insert_only=insert_only)
     snapshot_note(target.snapshot)
@@ -126,7 +126,7 @@ def repair_command(
     opts = RepairOptions(
         snapshot=target.snapshot, snapshot_given=target.snapshot_given, partition=partition,
         write_id=number, quarantine=quarantine, journal=journal, min_age=duration(min_age),
-        select=codes, ignore=_codes(ignore) or (), jobs=jobs, write_id_allocated=auto)
+        select=codes, ignore=codes_of(ignore) or (), jobs=jobs, write_id_allocated=auto)
     if not do_apply:
         plan = plan_repair(path, opts, progress=sys.stderr.isatty())
         emit_json(plan_json(plan)) if fmt is RepairFormat.json else emit(plan_text(plan))

@@ -65,7 +65,6 @@ from .convert_sources import (
     fingerprint,
     group_sources,
     manifest_name,
-    move_sources,
     move_targets,
     record,
     refuse_duplicates,
@@ -211,7 +210,7 @@ def _max_write_id(target: Location, paths: list | None = None) -> int:
     return top
 
 
-def _existing(target: Location, write_id: int, statement: int,
+def existing_deltas(target: Location, write_id: int, statement: int,
               paths: list | None = None, exact: bool = False) -> list[str]:
     if exact:
         name = str(Delta(write_id, write_id, statement))
@@ -263,11 +262,11 @@ def plan(source_patterns: Sequence[str | Location], opts: ConvertOptions) -> Pla
         if missing:
             raise UsageError(f"--bucket-by: no column {', '.join(map(repr, missing))}")
         for c in opts.bucket_by:
-            kinds.append(_kind_of(names[c.lower()].type))
+            kinds.append(bucket_kind_of(names[c.lower()].type))
     # One listing of the target serves every check below (a remote table: one round trip).
     listed = _listed(target)
     write_id = _write_id(opts.write_id, table, listed if target is table else None)
-    clashes = _existing(target, write_id, opts.statement_id, listed, opts.another_statement)
+    clashes = existing_deltas(target, write_id, opts.statement_id, listed, opts.another_statement)
     if clashes:
         raise UsageError(f"write id {write_id} is already used in {target.url}: "
                          f"{', '.join(clashes)} (pick another, or --write-id auto)")
@@ -311,7 +310,7 @@ def _write_id(text: str, table: Location, paths: list | None = None) -> int:
     return write_id
 
 
-def _kind_of(t: pa.DataType) -> str:
+def bucket_kind_of(t: pa.DataType) -> str:
     for kind, arrow in ORC_TO_ARROW.items():
         if arrow == t:
             return kind
@@ -325,11 +324,11 @@ def _kind_of(t: pa.DataType) -> str:
 def _source_batches(p: Plan) -> Iterator[tuple[int, pa.Table]]:
     """(source index, batch) in source order, columns renamed and cast to the table's."""
     for index, source in enumerate(p.sources):
-        for table in _batches(source.loc, p.mapping, p.schema):
+        for table in batches_of(source.loc, p.mapping, p.schema):
             yield index, table
 
 
-def _batches(loc: Location, mapping: list[tuple[str, str, str]],
+def batches_of(loc: Location, mapping: list[tuple[str, str, str]],
              schema: pa.Schema) -> Iterator[pa.Table]:
     """One source's rows in file order, columns renamed and cast to the table's."""
 
@@ -414,7 +413,7 @@ def write_files(p: Plan, progress: Callable[[int], None] | None = None
         for g in p.groups:
             group = GroupWriter(o, p.write_id, g.first_bucket)
             for i in g.sources:
-                for table in _batches(p.sources[i].loc, p.mapping, p.schema):
+                for table in batches_of(p.sources[i].loc, p.mapping, p.schema):
                     group.write(table)
                     done += table.num_rows
                     if progress:
@@ -477,9 +476,9 @@ def commit(p: Plan, files: dict[str, tuple[bytes, int]] | StagedWriter, started:
         # The rename is the commit: whether it happened is read from the filesystem, so that
         # an interruption between it and the next line is told right.
         if kind_of(final) != "missing" and kind_of(staged) == "missing":
-            message = f"{final.url} is committed; then: {_what(exc)}"
+            message = f"{final.url} is committed; then: {what_failed(exc)}"
             if isinstance(exc, KeyboardInterrupt):
-                raise Interrupted(message, _signal(exc)) from None
+                raise Interrupted(message, exit_signal(exc)) from None
             raise AfterCommitError(message) from exc
         raise
     finally:
@@ -502,7 +501,7 @@ def _guard(p: Plan, final: Location) -> None:
     convert or a repair of the same bytes)."""
     listed = _listed(p.target)
     o = p.options
-    clashes = _existing(p.target, p.write_id, o.statement_id, listed, o.another_statement)
+    clashes = existing_deltas(p.target, p.write_id, o.statement_id, listed, o.another_statement)
     if clashes or kind_of(final) != "missing":
         raise ConvertError(_raced(p, final))
     if not o.allow_duplicates:
@@ -519,7 +518,7 @@ def _raced(p: Plan, final: Location) -> str:
             "next id)")
 
 
-def _what(exc: BaseException) -> str:
+def what_failed(exc: BaseException) -> str:
     if isinstance(exc, KeyboardInterrupt):
         return "interrupted"
     return str(exc) or type(exc).__name__
@@ -536,73 +535,5 @@ class ConvertResult:
     summary: Summary | None  # None for a dry run: nothing was written
 
 
-def _signal(exc: BaseException) -> int:
+def exit_signal(exc: BaseException) -> int:
     return 15 if isinstance(exc, Terminated) else 2
-
-
-def convert(source_patterns: Sequence[str], opts: ConvertOptions, *, dry_run: bool = False,
-            spark: bool = False, master: str | None = None, verbose: bool = False,
-            progress: Callable[[int, int], None] | None = None) -> ConvertResult:
-    """Plan (every check that can be made before writing), then, unless ``dry_run``, write the
-    bucket files (in this process or as a Spark job), commit the delta with one rename and move
-    the sources if asked. ``progress(rows done, rows in all)`` is told as rows are written. With
-    a metastore, ``--write-id auto`` writes inside a transaction of its (``convert_txn``)."""
-    started = time.perf_counter()
-    if opts.metastore:
-        from .convert_txn import convert_in_transaction, for_metastore
-
-        metastore = opts.metastore
-        opts, info = for_metastore(opts)
-        if opts.write_id == "auto":
-            where = opts.table + (f"/{opts.partition}" if opts.partition else "")
-            result = _interruptible(where, lambda: convert_in_transaction(
-                source_patterns, opts, info, metastore, dry_run=dry_run, spark=spark,
-                master=master, verbose=verbose, progress=progress))
-            if opts.move_sources and result.summary is not None:
-                _move(result.plan, result.summary, opts)
-            return result
-    p = plan(source_patterns, opts)
-    if spark:
-        from .convert_spark import spark_usable
-
-        spark_usable(p)
-    if dry_run:
-        return ConvertResult(p, None)
-
-    def write() -> Summary:
-        if spark:
-            from .convert_spark import spark_writer
-
-            files = spark_writer(p, master, verbose)
-        else:
-            files = write_files(p, progress and (lambda done: progress(done, p.total_rows)))
-        return commit(p, files, started)
-    summary = _interruptible(p.target.url, write)
-    if opts.move_sources:
-        _move(p, summary, opts)
-    return ConvertResult(p, summary)
-
-
-def _interruptible(where: str, work):
-    """``work()``, with a damaged source and an interruption said as what they left."""
-    try:
-        return work()
-    except OrcReadError as exc:  # a source's stripes, damaged past its footer
-        raise OrcReadError(f"{exc}; nothing was written to the table") from None
-    except KeyboardInterrupt as exc:
-        raise Interrupted(f"interrupted; nothing was committed to {where} (the "
-                          "staging directory was removed)", _signal(exc)) from None
-
-
-def _move(p: Plan, summary: Summary, opts: ConvertOptions) -> None:
-    assert opts.move_sources is not None, "asked for with --move-sources"
-    try:
-        move_sources(p, summary, opts.move_sources)
-    except BaseException as exc:
-        moved = ", ".join(m["from"] for m in summary.moved) or "none"
-        message = (f"{p.target.url}/{p.directory} is committed ({summary.rows:,} rows); "
-                   f"moving the sources then failed: {_what(exc)}; moved: {moved}; the "
-                   f"others are where they were (manifest: {summary.manifest})")
-        if isinstance(exc, KeyboardInterrupt):
-            raise Interrupted(message, _signal(exc)) from None
-        raise AfterCommitError(message) from exc

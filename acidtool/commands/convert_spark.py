@@ -38,7 +38,7 @@ from .convert import (
     ConvertOptions,
     GroupWriter,
     Plan,
-    _batches,
+    batches_of,
 )
 
 _SPARK_TYPES = {
@@ -268,7 +268,7 @@ def _group_task(plan: Plan, into: str):
         for sources, first_bucket in groups:
             group = GroupWriter(options, write_id, first_bucket)
             for source in sources:
-                for table in _batches(resolve(source), mapping, schema):
+                for table in batches_of(resolve(source), mapping, schema):
                     group.write(table)
             for writer in group.writers.values():
                 yield _finish(loc, writer)
@@ -334,7 +334,7 @@ def write_delta(df, table: str, write_id: int, *, schema: str | None = None,
 
     from ..core.names import Delta
     from ..core.versions import HiveVersion
-    from .convert import Source, _existing, _kind_of, commit
+    from .convert import Source, bucket_kind_of, commit, existing_deltas
 
     opts = ConvertOptions(table=table, write_id=str(write_id), statement_id=statement_id,
                           buckets=buckets, bucket_by=tuple(bucket_by),
@@ -343,13 +343,13 @@ def write_delta(df, table: str, write_id: int, *, schema: str | None = None,
                           schema=schema)
     arrow_schema = pa.schema([pa.field(f.name, _arrow_of(f.dataType)) for f in df.schema])
     target = resolve(table)
-    clashes = _existing(target, write_id, statement_id)
+    clashes = existing_deltas(target, write_id, statement_id)
     if clashes:
         raise ValueError(f"write id {write_id} is already used in {table}: {clashes}")
     plan = Plan(opts, [], target, write_id, str(Delta(write_id, write_id, statement_id)),
                 arrow_schema, [(n, n, "") for n in arrow_schema.names])
     if buckets:
-        plan.bucket_kinds = [_kind_of(arrow_schema.field(c).type) for c in bucket_by]
+        plan.bucket_kinds = [bucket_kind_of(arrow_schema.field(c).type) for c in bucket_by]
     order = [F.col(c) for c in order_by] or [F.monotonically_increasing_id()]
     # A global row_number puts every row in one task, which then writes every bucket file.
     ordered = (df.withColumn("__file", F.lit(0)).withColumn("__group", F.lit(0))

@@ -76,13 +76,13 @@ def _normalise_acid(batch: pa.RecordBatch, row_names: Sequence[str] | None
     lower case) and the columns of ``row`` (Hive 2.3 names them ``_col0..`` in inserts but
     ``_col1..`` in updates), which take the table's ``row_names``."""
     row = batch.column(5)
-    named = _row_named(row, row_names)
+    named = row_named(row, row_names)
     if named is row and list(batch.schema.names) == list(ACID_COLUMNS):
         return batch
     return pa.RecordBatch.from_arrays(batch.columns[:5] + [named], names=list(ACID_COLUMNS))
 
 
-def _row_named(row: pa.Array, names: Sequence[str] | None) -> pa.Array:
+def row_named(row: pa.Array, names: Sequence[str] | None) -> pa.Array:
     """``row`` with its fields renamed by position to ``names`` (when it has as many)."""
     if names is None or not pa.types.is_struct(row.type) or row.type.num_fields != len(names) \
             or [f.name for f in row.type] == list(names):
@@ -296,7 +296,7 @@ class PartitionReader:
         for batch in _events(src, None, False, self.batch_rows, self.memory_limit is None):
             n = batch.num_rows
             prop = bucket_property(f.bucket, f.statement, self.version)
-            row = _row_named(pa.StructArray.from_arrays(batch.columns, names=batch.schema.names),
+            row = row_named(pa.StructArray.from_arrays(batch.columns, names=batch.schema.names),
                              self.row_names)
             events = pa.RecordBatch.from_arrays([
                 pa.array([0] * n, pa.int32()),
@@ -450,7 +450,7 @@ class PartitionReader:
                                        self.memory_limit is None):
                 if batch.num_rows == 0:
                     continue
-                row = _row_named(pa.StructArray.from_arrays(batch.columns,
+                row = row_named(pa.StructArray.from_arrays(batch.columns,
                                                             names=batch.schema.names),
                                  self.row_names)
                 events = pa.RecordBatch.from_arrays([row], names=["row"])

@@ -14,7 +14,7 @@ from typing import cast
 
 from .errors import AcidToolError, ExitStatus
 from .javanum import LONG_MAX
-from .snapshot import ValidTxnList, ValidWriteIdList, _build
+from .snapshot import ValidTxnList, ValidWriteIdList, build_ids
 
 
 class MetastoreError(AcidToolError):
@@ -154,13 +154,13 @@ def txn_list(high_watermark: int, open_txns: list[int], min_open: int | None,
     (not aborted) id is the min open."""
     ids = sorted(open_txns)
     if legacy:
-        return ValidTxnList(legacy=True, **_build(
+        return ValidTxnList(legacy=True, **build_ids(
             high_watermark, LONG_MAX if min_open is None else min_open, ids, []))
     bits = _bits(aborted_bits or b"")
     aborted = [t for i, t in enumerate(open_txns) if i in bits]
     still_open = [t for i, t in enumerate(open_txns) if i not in bits]
     first_open = min(still_open) if still_open else LONG_MAX
-    return ValidTxnList(**_build(high_watermark, first_open, still_open, aborted))
+    return ValidTxnList(**build_ids(high_watermark, first_open, still_open, aborted))
 
 
 def write_id_list(table: str, high_watermark: int, invalid: list[int], min_open: int | None,
@@ -169,5 +169,5 @@ def write_id_list(table: str, high_watermark: int, invalid: list[int], min_open:
     bits = _bits(aborted_bits or b"")
     aborted = [w for i, w in enumerate(invalid) if i in bits]
     opened = [w for i, w in enumerate(invalid) if i not in bits]
-    return ValidWriteIdList(table=table, **_build(
+    return ValidWriteIdList(table=table, **build_ids(
         high_watermark, LONG_MAX if min_open is None else min_open, opened, aborted))

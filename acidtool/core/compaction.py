@@ -30,7 +30,7 @@ from .errors import UsageError
 from .javanum import LONG_MAX
 from .names import Base, Delta
 from .select import AcidState
-from .snapshot import Snapshot, ValidTxnList, ValidWriteIdList, _build
+from .snapshot import Snapshot, ValidTxnList, ValidWriteIdList, build_ids
 from .versions import HiveVersion
 
 DELTA_NUM = "hive.compactor.delta.num.threshold"
@@ -271,7 +271,7 @@ def compactor_snapshot(snap: Snapshot) -> Snapshot:
         aborted = [a for a in w.aborted_ids if first is None or a < first]
         hwm = w.high_watermark if first is None else first - 1
         ids = ValidWriteIdList(table=w.table, compactor=True,
-                               **_build(hwm, LONG_MAX if first is None else first, [], aborted))
+                               **build_ids(hwm, LONG_MAX if first is None else first, [], aborted))
         return replace(snap, write_ids=ids)
     t = snap.txns
     first = t.min_open_id
@@ -280,5 +280,5 @@ def compactor_snapshot(snap: Snapshot) -> Snapshot:
         first = min(opened) if opened else None
     hwm = t.high_watermark if first is None else min(t.high_watermark, first - 1)
     below = [e for e in (t.exceptions if t.legacy else t.aborted_ids) if e <= hwm]
-    txns = ValidTxnList(legacy=t.legacy, compactor=True, **_build(hwm, LONG_MAX, [], below))
+    txns = ValidTxnList(legacy=t.legacy, compactor=True, **build_ids(hwm, LONG_MAX, [], below))
     return replace(snap, txns=txns)

@@ -167,7 +167,7 @@ def _count_between(ordered: tuple[int, ...], lo: int, hi: int) -> int:
     return bisect.bisect_right(ordered, hi) - bisect.bisect_left(ordered, lo)
 
 
-def _build(hwm: int, min_open: int, open_ids: list[int], aborted_ids: list[int]) -> dict:
+def build_ids(hwm: int, min_open: int, open_ids: list[int], aborted_ids: list[int]) -> dict:
     return dict(high_watermark=hwm, min_open=min_open,
                 exceptions=tuple(sorted(set(open_ids) | set(aborted_ids))),
                 aborted=tuple(sorted(set(aborted_ids))))
@@ -197,7 +197,7 @@ class ValidWriteIdList(_IdList):
         min_open = _long(values[2], "minOpenWriteId", text)
         open_ids = _id_list(values[3], text, ranges=False) if len(values) > 3 else []
         aborted_ids = _id_list(values[4], text, ranges=False) if len(values) > 4 else []
-        return cls(table=table, compactor=compactor, **_build(hwm, min_open, open_ids, aborted_ids))
+        return cls(table=table, compactor=compactor, **build_ids(hwm, min_open, open_ids, aborted_ids))
 
     @classmethod
     def everything(cls) -> ValidWriteIdList:
@@ -230,7 +230,7 @@ class ValidTxnList(_IdList):
         if legacy:
             # Hive 2.3: every further ':'-field is one exception, open or aborted alike.
             ids = [_long(v, "exception", text) for v in values[2:]]
-            return cls(legacy=True, compactor=compactor, **_build(hwm, min_open, ids, []))
+            return cls(legacy=True, compactor=compactor, **build_ids(hwm, min_open, ids, []))
         if len(values) > 4:
             raise SnapshotParseError(
                 f"transaction list {text!r} has {len(values)} ':'-fields; the Hive 3+ form is "
@@ -238,7 +238,7 @@ class ValidTxnList(_IdList):
                 "--hive-version 2)")
         open_ids = _id_list(values[2], text, ranges=True) if len(values) > 2 else []
         aborted_ids = _id_list(values[3], text, ranges=True) if len(values) > 3 else []
-        return cls(legacy=False, compactor=compactor, **_build(hwm, min_open, open_ids, aborted_ids))
+        return cls(legacy=False, compactor=compactor, **build_ids(hwm, min_open, open_ids, aborted_ids))
 
     @classmethod
     def parse_any(cls, text: str | None, *, compactor: bool = False) -> ValidTxnList:

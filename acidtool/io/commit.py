@@ -26,7 +26,7 @@ from typing import Iterator
 
 from ..core.errors import SHIELD, AcidToolError, ExitStatus, PathError, UsageError
 from ..core.guards import LOCK_FILE, inside, table_root
-from .fs import Location, _translate, kind_of, move, resolve
+from .fs import Location, kind_of, move, resolve, translate_error
 
 __all__ = ["LOCK_FILE", "LockedError", "TableLock", "refuse_link", "rename_into", "shielded",
            "table_of"]
@@ -241,7 +241,7 @@ def read_lock(lock: Location) -> dict | None:
     except OSError as exc:
         if kind_of(lock) == "missing":
             return None
-        raise _translate(exc, lock.url) from None
+        raise translate_error(exc, lock.url) from None
     return _parse(data)
 
 

@@ -137,7 +137,7 @@ def _over_webhdfs(url: str, parsed, setting: str) -> Location:
     return Location(loc.store, loc.path, url)
 
 
-def _translate(exc: OSError, url: str) -> PathError:
+def translate_error(exc: OSError, url: str) -> PathError:
     if isinstance(exc, FileNotFoundError):
         return PathError(f"{url}: no such file or directory")
     if isinstance(exc, PermissionError):
@@ -157,13 +157,13 @@ def kind_of(loc: Location) -> str:
         except OSError as exc:
             if exc.errno == errno.ENAMETOOLONG:  # (a side file's name past 255 bytes)
                 return "missing"
-            raise _translate(exc, loc.url) from None
+            raise translate_error(exc, loc.url) from None
         return "dir" if stat.S_ISDIR(mode) else "file"
     pafs = _pafs()
     try:
         info = loc.fs.get_file_info(loc.path)
     except OSError as exc:
-        raise _translate(exc, loc.url) from None
+        raise translate_error(exc, loc.url) from None
     if info.type == pafs.FileType.Directory:
         return "dir"
     if info.type == pafs.FileType.File:
@@ -189,14 +189,14 @@ def list_tree(loc: Location, *, sizes: bool = True) -> list[PathInfo]:
         except OSError as exc:  # name the directory that failed, which may be below loc
             top = loc.path.rstrip("/") + "/"
             failed = exc.filename if isinstance(exc.filename, str) else ""
-            raise _translate(exc, loc.url_of(failed[len(top):]) if failed.startswith(top)
+            raise translate_error(exc, loc.url_of(failed[len(top):]) if failed.startswith(top)
                              else loc.url) from None
     pafs = _pafs()
     selector = pafs.FileSelector(loc.path, recursive=True)
     try:
         infos = loc.fs.get_file_info(selector)
     except OSError as exc:
-        raise _translate(exc, loc.url) from None
+        raise translate_error(exc, loc.url) from None
     prefix = loc.path.rstrip("/") + "/"
     cut = len(prefix)
     directory = pafs.FileType.Directory
@@ -225,12 +225,12 @@ def list_dir(loc: Location, rel: str = "") -> list[PathInfo]:
                 return [PathInfo(prefix + e.name, 0, e.is_dir(follow_symlinks=False))
                         for e in entries]
         except OSError as exc:
-            raise _translate(exc, where.url) from None
+            raise translate_error(exc, where.url) from None
     pafs = _pafs()
     try:
         infos = where.fs.get_file_info(pafs.FileSelector(where.path, recursive=False))
     except OSError as exc:
-        raise _translate(exc, where.url) from None
+        raise translate_error(exc, where.url) from None
     return [PathInfo(prefix + i.path.rstrip("/").rsplit("/", 1)[-1], i.size or 0,
                      i.type == pafs.FileType.Directory) for i in infos]
 
@@ -326,7 +326,7 @@ def read_bytes(loc: Location, rel: str = "", limit: int | None = None) -> bytes:
         with loc.fs.open_input_stream(path) as f:
             return f.read(limit) if limit is not None else f.read()
     except OSError as exc:
-        raise _translate(exc, loc.url_of(rel)) from None
+        raise translate_error(exc, loc.url_of(rel)) from None
 
 
 _PREAD = hasattr(os, "pread")
@@ -383,4 +383,4 @@ def file_size(loc: Location, rel: str = "") -> int:
             return os.stat(loc.join(rel)).st_size
         return loc.fs.get_file_info(loc.join(rel)).size or 0
     except OSError as exc:
-        raise _translate(exc, loc.url_of(rel)) from None
+        raise translate_error(exc, loc.url_of(rel)) from None
