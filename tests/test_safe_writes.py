@@ -467,3 +467,100 @@ def test_a_repair_with_nothing_to_do_writes_no_journal_and_names_no_quarantine(t
     assert not (tmp_path / "state").exists()
     doc = run("repair", root, "--apply", "--format", "json").json()
     assert doc["journal"] is None and doc["quarantine"] is None
+
+
+# ------------------------------------------------------------------------------------------------
+# Plan once: each footer read at most twice by an apply (the plan, and the re-check after)
+
+
+def test_an_apply_reads_each_footer_at_most_twice(tmp_path, monkeypatch):
+    import collections
+
+    import acidtool.commands.facts as F
+    import acidtool.commands.repair as R
+
+    root = build(tmp_path / "t", {
+        **BASE, "part-0000.orc": RAW,
+        **delta("delta_0000002_0000002_0000", acid(events(2, 3), with_key_index=False)),
+        **delta("delta_0000003_0000003_0000", acid([events(3, 3)[i] for i in (2, 0, 1)])),
+        **delta("delta_0000004_0000004_0000", acid(events(4)), marker=False)})
+    reads: collections.Counter = collections.Counter()
+
+    def counted(real):
+        def read(loc, rel, *args):
+            reads[loc.url_of(rel)] += 1
+            return real(loc, rel, *args)
+        return read
+
+    monkeypatch.setattr(F, "read_footer_and_bytes", counted(F.read_footer_and_bytes))
+    monkeypatch.setattr(R, "read_footer_and_bytes", counted(R.read_footer_and_bytes))
+    out = run("repair", root, "--write-id", "5", "--apply", "--format", "json")
+    assert out.code == 0, out.out
+    assert len(out.json()["actions"]) == 4
+    assert reads and max(reads.values()) <= 2, reads
+
+
+# ------------------------------------------------------------------------------------------------
+# Kills: undo and convert at every fault point; a second process meanwhile
+
+
+def test_undo_killed_at_every_fault_point_is_finished_by_undo(tmp_path):
+    kills = 0
+    for n in range(1, 80):
+        case = tmp_path / f"u{n}"
+        root = build(case / "t", {**BASE, "part-0000.orc": RAW,
+                                  **delta("delta_0000002_0000002_0000", acid(events(2, 3),
+                                                                            with_key_index=False))})
+        before = tree(root)
+        state = case / "state"
+        applied = acidtool("repair", root, "--write-id", "3", "--apply", "--format", "json",
+                           state=state)
+        assert applied.returncode == 0, applied.stderr
+        journal = json.loads(applied.stdout)["journal"]
+        killed = acidtool("undo", journal, state=state, kill_at=n)
+        if killed.returncode != -9:
+            assert killed.returncode == 0, killed.stderr
+            break
+        kills += 1
+        other = acidtool("repair", root, "--write-id", "3", "--apply", state=state)
+        assert other.returncode == 2 and "undo" in other.stderr, other.stderr  # not its to finish
+        again = acidtool("undo", journal, state=state)
+        assert again.returncode == 0, (n, again.stdout, again.stderr)
+        assert tree(root) == before, f"undo killed at fault point {n}, then run again"
+        shutil.rmtree(case)
+    assert kills >= 5
+
+
+def test_convert_killed_at_each_fault_point_commits_its_rows_once(tmp_path):
+    land = tmp_path / "land"
+    land.mkdir()
+    (land / "a.orc").write_bytes(RAW)
+    for n in range(1, 10):
+        root = build(tmp_path / f"t{n}", BASE)
+        state = tmp_path / f"s{n}"
+        killed = acidtool("convert", land / "a.orc", "--table", root, "--write-id", "auto",
+                          state=state, kill_at=n)
+        if killed.returncode != -9:
+            assert killed.returncode == 0, killed.stderr
+            assert n > 3  # staged, locked, committed: three fault points
+            break
+        again = acidtool("convert", land / "a.orc", "--table", root, "--write-id", "auto",
+                         state=state)
+        assert again.returncode in (0, 2), again.stderr  # 2: "was converted already"
+        got = rows(root)
+        assert got.count((10, "x")) == 1 and got.count((11, "y")) == 1, (n, got)
+        # a lock the killed convert left is taken over by the next writer, and released
+        assert acidtool("repair", root, "--apply", state=state).returncode in (0, 1)
+        assert not (root / ".acidtool-lock").exists()
+
+
+def test_undo_waits_for_no_one_a_live_writer_holds_the_table(tmp_path):
+    root = build(tmp_path / "t", {**BASE, "part-0000.orc": RAW})
+    doc = run("repair", root, "--write-id", "2", "--apply", "--format", "json").json()
+    (root / ".acidtool-lock").write_text(json.dumps({"pid": os.getpid(), "host":
+                                                     socket.gethostname(), "journal": "x",
+                                                     "command": "convert"}))
+    before = tree(root)
+    out = run("undo", doc["journal"])
+    assert out.code == 2 and "convert is running on this table" in out.err, out.err
+    assert tree(root) == before

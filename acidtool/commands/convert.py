@@ -44,7 +44,7 @@ from ..core.names import (
     parse_dir_name,
 )
 from ..core.versions import HiveVersion
-from ..io.commit import TableLock, require_inside, table_of
+from ..io.commit import TableLock, require_inside, shielded, table_of
 from ..io.deltawriter import BucketWriter, BucketWriters, FileFormat
 from ..io.fs import (
     Location,
@@ -482,10 +482,11 @@ def commit(p: Plan, files: dict[str, tuple[bytes, int]] | StagedWriter, started:
             raise AfterCommitError(message) from exc
         raise
     finally:
-        try:
-            fs.delete_dir(staging.path)
-        except (OSError, FileNotFoundError):
-            pass
+        with shielded():  # a second signal does not leave half a staging directory
+            try:
+                fs.delete_dir(staging.path)
+            except (OSError, FileNotFoundError):
+                pass
     summary.elapsed = time.perf_counter() - started
     return summary
 

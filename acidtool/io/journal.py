@@ -277,7 +277,6 @@ class Swap:
             write_new(self.keep, read_bytes(self.target))
         fault_point()
         replace_file(self.staged, self.target)
-        fault_point()
 
     def reverse(self) -> str | None:
         now, kept = sha256_of(self.target), sha256_of(self.keep)
@@ -370,10 +369,11 @@ def replace_file(src: Location, dst: Location) -> None:
     """``src`` renamed over the file ``dst``: one atomic rename on a local disk."""
     if src.is_local and dst.is_local:
         os.replace(src.path, dst.path)
-        return
-    if exists(dst):
-        dst.fs.delete_file(dst.path)
-    move(src, dst)
+    else:
+        if exists(dst):
+            dst.fs.delete_file(dst.path)
+        move(src, dst)
+    fault_point()
 
 
 def remove_file(loc: Location) -> None:
@@ -381,6 +381,7 @@ def remove_file(loc: Location) -> None:
         os.unlink(loc.path)
     else:
         loc.fs.delete_file(loc.path)
+    fault_point()
 
 
 def remove_empty_dir(loc: Location) -> bool:
@@ -388,12 +389,14 @@ def remove_empty_dir(loc: Location) -> bool:
     try:
         if loc.is_local:
             os.rmdir(loc.path)
+            fault_point()
             return True
         from pyarrow.fs import FileSelector
 
         if loc.fs.get_file_info(FileSelector(loc.path)):
             return False
         loc.fs.delete_dir(loc.path)
+        fault_point()
         return True
     except OSError:
         if loc.is_local and os.path.isdir(loc.path) and os.listdir(loc.path):
