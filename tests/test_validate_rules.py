@@ -60,5 +60,5 @@ def test_every_case_file_names_a_registered_rule_and_loads():
     codes = {code for code, _ in CASES}
     assert codes == set(REGISTRY), codes ^ set(REGISTRY)
     for code, case in CASES:
-        assert set(case) <= {"name", "include", "layout", "fires_at", "args"}, (code, case)
+        assert set(case) <= {"name", "include", "layout", "fires_at", "args", "repair"}, (code, case)
         assert layout(case), (code, case["name"])

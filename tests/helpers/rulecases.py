@@ -21,6 +21,12 @@ A content is one of (each a mapping with one main key, plus optional modifiers):
   ``bucket_00000`` and its ``_orc_acid_version`` marker (``marker: false`` leaves it out).
 - modifiers: ``truncate_by: N`` (drop the last N bytes), ``append_text: "..."``,
   ``damage_first_stripe: true``.
+
+A case where the rule fires may carry what ``acidtool repair`` must do about it (as sqlfluff's
+rule cases carry ``fix_str``): ``repair: {args, actions: {code: kind}, present: [paths],
+absent: [paths]}``. ``tests/test_repair_cases.py`` ages the layout, plans (the actions
+expected, nothing written), applies (the rule quiet after, ``present`` there and ``absent``
+gone), and undoes (the layout byte for byte).
 """
 
 from __future__ import annotations
