@@ -91,7 +91,8 @@ def main() -> None:
             assert len(plan.actions) == QUARANTINES, len(plan.actions)
             journal = Journal(tmp / "state" / f"{round_}.jsonl")
             t = time.perf_counter()
-            results = _carry_out(plan, journal, None)
+            results: dict = {}
+            _carry_out(plan, journal, None, results)
             applied.append(time.perf_counter() - t)
             journal.close()
             assert all(r == "done" for r, _ in results.values())
