@@ -97,7 +97,8 @@ def emit_json_text(text: str) -> None:
     """JSON (or JSON lines) already made, to stdout."""
     from .escapes import escape_json_names
 
-    sys.stdout.write(escape_json_names(text if text.endswith("\n") else text + "\n"))
+    if text:  # (JSON lines of nothing are no line at all)
+        sys.stdout.write(escape_json_names(text if text.endswith("\n") else text + "\n"))
 
 
 def note(message: str) -> None:

@@ -196,10 +196,6 @@ def partition_line(p: PartitionState) -> str:
     if s.error is not None:
         return (f"{label}: Hive fails to read this directory: {s.error.kind}: "
                 f"{display(s.error.message)}")
-    if p.read_error is not None:
-        err = p.read_error
-        return (f"{label}: Hive selects as below, then fails to read: {err.kind}: "
-                f"{display(err.message)}")
     parts = [f"base {s.base}" if s.base else "no base"]
     deletes = sum(1 for d in s.deltas if d.startswith("delete_delta_"))
     parts.append(f"{count(len(s.deltas), 'delta')} read"
@@ -215,7 +211,11 @@ def partition_line(p: PartitionState) -> str:
         parts.append(f"{foreign:,} foreign")
     total = summary(s)
     parts.append(f"{count(total['files'], 'file')}, {human_bytes(total['bytes'])}")
-    return f"{label}: " + ", ".join(parts)
+    line = f"{label}: " + ", ".join(parts)
+    if p.read_error is not None:  # the selection succeeds; Hive's reader then fails
+        line += (f"\n{label}: Hive selects as above, then fails to read: {p.read_error.kind}: "
+                 f"{display(p.read_error.message)}")
+    return line
 
 
 def ls_table(table: TableState, with_files: bool = False) -> str:
