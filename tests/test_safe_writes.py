@@ -564,3 +564,14 @@ def test_undo_waits_for_no_one_a_live_writer_holds_the_table(tmp_path):
     out = run("undo", doc["journal"])
     assert out.code == 2 and "convert is running on this table" in out.err, out.err
     assert tree(root) == before
+
+
+def test_a_raw_file_that_does_not_fit_the_table_goes_to_a_person_at_plan_time(tmp_path):
+    root = build(tmp_path / "t", {**BASE, "part-0000.orc": plain("struct<a:string,b:double>",
+                                                                  [("z", 1.0)])})
+    plan = run("repair", root, "--write-id", "2", "--format", "json").json()
+    assert plan["actions"] == []
+    assert "cannot be re-wrapped" in plan["manual"][0]["reason"], plan["manual"]
+    before = tree(root)
+    out = run("repair", root, "--write-id", "2", "--apply")
+    assert out.code == 1 and tree(root) == before

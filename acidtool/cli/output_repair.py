@@ -85,9 +85,15 @@ def apply_text(result) -> str:
 
 
 def undo_text(result) -> str:
+    if not result.path:
+        return (f"{display(result.journal)} is empty: the run it belongs to was stopped before "
+                "it changed anything; nothing to undo")
+    if result.ok and not result.reversed:
+        return (f"{display(result.path)}: nothing to restore (every step the journal records "
+                f"is reversed already); journal {display(result.journal)}")
     if result.ok:
         return (f"{display(result.path)}: restored ({count(result.reversed, 'journaled step')} "
-                f"checked and reversed where taken); journal {display(result.journal)}")
+                f"reversed); journal {display(result.journal)}")
     return "\n".join([f"{display(result.path)}: NOT fully restored; "
                       f"{count(len(result.problems), 'problem')}:",
                       *[f"  {display(p)}" for p in result.problems]])

@@ -14,7 +14,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
-from ..core.errors import UsageError
+from ..core.errors import OrcReadError, UsageError
 from ..core.facts import Context, PartitionFacts, TableFacts
 from ..core.guards import (
     LOCK_FILE,
@@ -32,6 +32,7 @@ from ..core.repair import (
     Action,
     Manual,
     RepairContext,
+    Rewrap,
     plan_findings,
     relative,
     within,
@@ -180,6 +181,8 @@ def plan_repair(path: str, opts: RepairOptions, *, run: str | None = None,
                    committed_sources(target.child(pl.name) if pl.name else target, pl.paths)
                    for pl in parts})
     actions, manual = plan_findings(placed, rctx)
+    actions, misfits = _fitting(actions, root, snap.hive_version, row_type)
+    manual.extend(misfits)
     for f in findings:  # findings outside every partition (a table-wide rule's)
         if _owner(f.path, facts) is None and f.severity != "info":
             manual.append(Manual(f.code, _rel(root, f.path), f.message))
@@ -188,6 +191,30 @@ def plan_repair(path: str, opts: RepairOptions, *, run: str | None = None,
 
 
 REWRAP_CODES = ("ACID001", "ACID004", "ACID007")
+
+
+def _fitting(actions: list[Action], root: Location, hive_version, row_type: str | None
+             ) -> tuple[list[Action], list[Manual]]:
+    """The actions, less the re-wraps whose source convert would refuse (columns that do not
+    fit the table's row type, say): those go to a person with convert's reason, rather than
+    fail at apply and be planned again on every run."""
+    from .repair_build import rewrap_plan
+
+    kept: list[Action] = []
+    refused: list[Manual] = []
+    for a in actions:
+        if isinstance(a, Rewrap):
+            try:
+                rewrap_plan(a, root, hive_version, row_type)
+            except (UsageError, OrcReadError) as exc:
+                refused.append(Manual(a.code, a.target, f"raw ORC that cannot be re-wrapped "
+                                      f"into this table: {exc}; convert it by hand with the "
+                                      "--schema it needs, or move it out"))
+                continue
+        kept.append(a)
+    if len(kept) != len(actions):
+        kept = [replace(a, id=f"a{i}") for i, a in enumerate(kept, 1)]
+    return kept, refused
 
 
 def _check_write_id(opts: RepairOptions, placed) -> None:

@@ -22,10 +22,12 @@ from ..core.repair import (
     SortEvents,
     WriteMarker,
 )
+from ..core.versions import HiveVersion
 from ..io.footers import footer_through_pyarrow
-from ..io.fs import read_bytes
+from ..io.fs import Location, read_bytes
 from ..io.orcpatch import replace_user_metadata
 from .convert import ConvertOptions, write_files
+from .convert import Plan as ConvertPlan
 from .convert import plan as convert_plan
 from .convert_sources import SOURCES_FILE, record
 
@@ -68,23 +70,30 @@ def rewrapped(action: Rewrap, plan) -> dict[str, bytes]:
     record of its source (``_acidtool_sources``: no later convert or repair takes the same
     bytes again). The source is named by its location, never as a pattern: a file called
     ``*.orc`` is that one file."""
-    assert action.dest is not None, "a re-wrap names its delta"
-    partition = action.dest.rsplit("/", 1)[0] if "/" in action.dest else ""
-    target = plan.root.child(partition) if partition else plan.root
-    row_type = plan.row_type
-    by_position = row_type is not None and all(
-        _POSITIONAL.fullmatch(n) for n in _field_names(row_type))
-    opts = ConvertOptions(table=target.url, write_id=str(action.write_id),
-                          statement_id=action.statement_id,
-                          hive_version=plan.hive_version, schema=row_type,
-                          by_position=by_position, allow_duplicates=True,
-                          another_statement=True)
-    p = convert_plan([plan.root.child(action.target)], opts)
+    p = rewrap_plan(action, plan.root, plan.hive_version, plan.row_type)
     files = {name: data for name, (data, _) in write_files(p).items()}
     if plan.hive_version.writes_acid_version:
         files[ACID_VERSION_FILE] = b"2"
     files[SOURCES_FILE] = record(p.sources, p.fingerprints, action.write_id)
     return files
+
+
+def rewrap_plan(action: Rewrap, root: Location, hive_version: HiveVersion,
+                row_type: str | None) -> ConvertPlan:
+    """Convert's plan of a re-wrap: the source mapped to the table's row type (by position
+    where the table's files name their columns _col0.._colN). Raises UsageError where the
+    source does not fit: ``plan_repair`` asks this before it plans the re-wrap."""
+    assert action.dest is not None, "a re-wrap names its delta"
+    partition = action.dest.rsplit("/", 1)[0] if "/" in action.dest else ""
+    target = root.child(partition) if partition else root
+    by_position = row_type is not None and all(
+        _POSITIONAL.fullmatch(n) for n in _field_names(row_type))
+    opts = ConvertOptions(table=target.url, write_id=str(action.write_id),
+                          statement_id=action.statement_id,
+                          hive_version=hive_version, schema=row_type,
+                          by_position=by_position, allow_duplicates=True,
+                          another_statement=True)
+    return convert_plan([root.child(action.target)], opts)
 
 
 def _field_names(struct: str) -> list[str]:
