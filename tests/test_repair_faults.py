@@ -6,17 +6,15 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from .helpers.layouts import MARK, ROW, acid, build, delta, events, plain
+from .helpers.runner import acidtool_process as acidtool
 from .helpers.runner import run
-from .test_repair import age, n_rows, rows, tree, unsorted_file
+from .test_repair import age, n_rows, rows, tree
 
 RAW = plain(ROW, [(10, "x"), (11, "y")])
 
@@ -52,14 +50,6 @@ def make(root: Path, names) -> list:
     age(root, *aged)
     return sorted(expected)
 
-
-def acidtool(*args, kill_at: int | None = None, state: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "ACIDTOOL_STATE_DIR": str(state)}
-    env.pop("ACIDTOOL_KILL_AT", None)
-    if kill_at is not None:
-        env["ACIDTOOL_KILL_AT"] = str(kill_at)
-    return subprocess.run([sys.executable, "-m", "acidtool", *map(str, args)], env=env,
-                          capture_output=True, text=True, timeout=120)
 
 
 FAULT_DAMAGES = ["datax-root", "renamed", "no-marker", "no-key-index", "staging"]

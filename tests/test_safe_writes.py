@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from .helpers.layouts import MARK, ROW, acid, build, delta, events, plain
+from .helpers.runner import acidtool_process as acidtool
 from .helpers.runner import run
 from .test_repair import BASE, age, n_rows, rows, tree
 
@@ -27,14 +28,6 @@ OTHER = plain(ROW, [(20, "p"), (21, "q")])
 def _state(tmp_path, monkeypatch):
     monkeypatch.setenv("ACIDTOOL_STATE_DIR", str(tmp_path / "state"))
 
-
-def acidtool(*args, state: Path, kill_at: int | None = None) -> subprocess.CompletedProcess:
-    env = {**os.environ, "ACIDTOOL_STATE_DIR": str(state)}
-    env.pop("ACIDTOOL_KILL_AT", None)
-    if kill_at is not None:
-        env["ACIDTOOL_KILL_AT"] = str(kill_at)
-    return subprocess.run([sys.executable, "-m", "acidtool", *map(str, args)], env=env,
-                          capture_output=True, text=True, timeout=120)
 
 
 def dead_pid() -> int:

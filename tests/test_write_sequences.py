@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 from hypothesis import HealthCheck, example, given, settings
@@ -16,7 +14,8 @@ from hypothesis import strategies as st
 
 from acidtool import open_table
 
-from .helpers.layouts import MARK, ROW, acid, build, delta, events, plain
+from .helpers.layouts import MARK, ROW, build, delta, plain
+from .helpers.runner import acidtool_process as acidtool
 
 BASE_ROWS = [(0, "n0"), (1, "n1")]
 # raw sources Hive never reads as they lie (each: where it is, its rows)
@@ -27,14 +26,6 @@ IN_TABLE = {
 LANDING = {"land-1": [(40, "c"), (41, "c")], "land-2": [(50, "d")]}
 ACTIONS = ["convert land-1", "convert land-2", "repair", "undo", "repair", "repair"]
 
-
-def acidtool(*args, state: Path, kill_at: int | None) -> subprocess.CompletedProcess:
-    env = {**os.environ, "ACIDTOOL_STATE_DIR": str(state)}
-    env.pop("ACIDTOOL_KILL_AT", None)
-    if kill_at is not None:
-        env["ACIDTOOL_KILL_AT"] = str(kill_at)
-    return subprocess.run([sys.executable, "-m", "acidtool", *map(str, args)], env=env,
-                          capture_output=True, text=True, timeout=120)
 
 
 def snapshot_of(root: Path) -> dict:
