@@ -215,7 +215,7 @@ def _resumable(lock: TableLock, root: Location) -> list[dict] | None:
     if not records:
         return None
     kinds = {r.get("record") for r in records}
-    if stale.get("command") == "undo" or ("undo" in kinds and "undone" not in kinds):
+    if _undo_unfinished(records):
         raise _KeepStale(f"an interrupted undo of {journal} holds this table's lock: run "
                          f"`acidtool undo {journal}` to finish it first")
     if "end" in kinds or "undone" in kinds:
@@ -225,6 +225,14 @@ def _resumable(lock: TableLock, root: Location) -> list[dict] | None:
                          f"{journal}) holds this table's lock: finish it with `acidtool repair "
                          f"{records[0].get('path')} --apply`, or `acidtool undo {journal}`")
     return records
+
+
+def _undo_unfinished(records: list[dict]) -> bool:
+    """Whether the journal's last undo began and did not end."""
+    order = [r.get("record") for r in records]
+    began = max((i for i, k in enumerate(order) if k == "undo"), default=-1)
+    ended = max((i for i, k in enumerate(order) if k == "undone"), default=-1)
+    return began > ended
 
 
 def _empty_journal_of_ours(lock: TableLock) -> str | None:
@@ -507,11 +515,14 @@ def _changes(step: Step) -> bool:
 
 
 def _unfinished(journal: str) -> bool:
+    """Whether a journal's apply, or its last undo, began and did not end."""
     try:
-        kinds = {r.get("record") for r in read_journal(journal)}
+        records = read_journal(journal)
     except AcidToolError:
         return False
-    return bool(kinds) and "end" not in kinds and "undone" not in kinds
+    kinds = {r.get("record") for r in records}
+    return bool(kinds) and (_undo_unfinished(records) or
+                            ("end" not in kinds and "undo" not in kinds))
 
 
 def _same_file(a, b) -> bool:
