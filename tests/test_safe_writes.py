@@ -515,6 +515,12 @@ def test_undo_killed_at_every_fault_point_is_finished_by_undo(tmp_path):
             assert killed.returncode == 0, killed.stderr
             break
         kills += 1
+        records = [json.loads(line)["record"] for line in Path(journal).read_text().splitlines()
+                   if line.strip()]
+        if records[-1] == "undone":  # killed after the undo's last record: it is finished
+            assert tree(root) == before
+            shutil.rmtree(case)
+            continue
         other = acidtool("repair", root, "--write-id", "3", "--apply", state=state)
         assert other.returncode == 2 and "undo" in other.stderr, other.stderr  # not its to finish
         again = acidtool("undo", journal, state=state)
