@@ -18,8 +18,6 @@ from .app import (
     WRITE_IDS_HELP,
     HiveVersion,
     app,
-    emit,
-    emit_json,
     note,
     snapshot_note,
 )
@@ -101,8 +99,9 @@ def repair_command(
     from ..commands.target import resolve
     from ..commands.validate import select_codes
     from .check import codes_of
-    from .output_repair import apply_json, apply_text, plan_json, plan_text
+    from .output_repair import output_for
 
+    out = output_for(fmt.value)  # chosen once: the rest hands it results
     codes = codes_of(select_)
     select_codes(codes, codes_of(ignore) or ())  # unknown codes are refused before any read
     target = resolve(path, metastore=metastore, hive_version=hive_version,
@@ -129,7 +128,7 @@ def repair_command(
         select=codes, ignore=codes_of(ignore) or (), jobs=jobs, write_id_allocated=auto)
     if not do_apply:
         plan = plan_repair(path, opts, progress=sys.stderr.isatty())
-        emit_json(plan_json(plan)) if fmt is RepairFormat.json else emit(plan_text(plan))
+        out.plan(plan)
         if not plan.clean:
             raise typer.Exit(1)
         return
@@ -144,7 +143,7 @@ def repair_command(
             note(f"transaction {result.transaction} committed in the metastore at {metastore}")
     else:
         result = apply(path, opts, progress=progress)
-    emit_json(apply_json(result)) if fmt is RepairFormat.json else emit(apply_text(result))
+    out.apply(result)
     if not result.ok:
         raise typer.Exit(1)
 
@@ -190,9 +189,9 @@ def undo_command(
     or another repair or undo holds the table's lock.
     """
     from ..commands.repair_apply import undo
-    from .output_repair import undo_text
+    from .output_repair import output_for
 
     result = undo(journal)
-    emit_json(result.as_dict()) if fmt is RepairFormat.json else emit(undo_text(result))
+    output_for(fmt.value).undo(result)
     if not result.ok:
         raise typer.Exit(1)
