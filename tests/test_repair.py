@@ -320,3 +320,25 @@ def test_the_default_journal_goes_to_the_state_directory(tmp_path):
     assert doc["quarantine"].startswith(str(root / ".acidtool-quarantine"))
     assert doc["path"] == str(root) and doc["hive_version"] == "4"
     assert [a["target"] for a in doc["actions"]] == ["part-0000.orc"]
+
+
+def test_the_registry_refuses_a_rule_whose_repair_text_and_planner_disagree(monkeypatch):
+    from dataclasses import replace
+
+    import acidtool.core.repair as R
+    from acidtool.core.rules import REGISTRY
+    from acidtool.core.rules.registry import rule
+
+    R._check_declarations()  # as loaded: they agree
+    monkeypatch.setitem(REGISTRY, "ACID012", replace(REGISTRY["ACID012"],
+                                                     repair="Rewrites the bucket properties."))
+    with pytest.raises(ValueError, match="ACID012 says repair acts, but has no planner"):
+        R._check_declarations()
+    monkeypatch.setitem(REGISTRY, "ACID012", replace(REGISTRY["ACID012"],
+                                                     repair="Never automatic."))
+    monkeypatch.setitem(REGISTRY, "ACID009", replace(REGISTRY["ACID009"], repair="Nothing."))
+    with pytest.raises(ValueError, match="ACID009 has a planner"):
+        R._check_declarations()
+    with pytest.raises(ValueError, match="does not say what `acidtool repair` does"):
+        rule("ACID999", "x", "error", "names", "x", what="", why="", example="", fix="",
+             repair="")(lambda r, p, ctx: [])

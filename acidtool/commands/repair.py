@@ -37,7 +37,7 @@ from ..core.repair import (
     relative,
     within,
 )
-from ..core.rules import run_rules
+from ..core.rules import REGISTRY, run_rules
 from ..core.rules.index import top_fields
 from ..core.snapshot import Snapshot, make_snapshot
 from ..io.footers import read_footer_and_bytes
@@ -47,7 +47,8 @@ from .convert_sources import committed_sources, fingerprint
 from .facts import ValidateOptions, plan_all, read_all, select_codes
 from .ls import require_not_acid_dir
 
-AGE_CODES = ("ACID002", "ACID003", "ACID021", "ACID022")
+# the rules whose repairs wait until a leftover is unchanged for --min-age (Rule.waits_for_age)
+AGE_CODES = tuple(code for code, r in REGISTRY.items() if r.waits_for_age)
 
 
 @dataclass(frozen=True)

@@ -29,15 +29,10 @@ from .names import (
     is_hidden,
     parse_dir_name,
 )
-from .rules import Finding
+from .rules import REGISTRY, Finding
 from .rules.index import STAGING
 from .snapshot import Snapshot
 from .versions import HiveVersion
-
-# Rules whose repair runs only when --select names them: the change is right only when the
-# person knows the table's readers (ACID021) or accepts losing an unflushed tail (ACID022).
-OPT_IN = {"ACID021": "quarantine obsolete and aborted directories",
-          "ACID022": "recover streaming files longer than their last flush"}
 
 QUARANTINE_DIR = ".acidtool-quarantine"  # hidden from Hive by its "." (hiddenFileFilter)
 
@@ -574,3 +569,33 @@ def _covering(p: PartitionFacts, entry) -> int | None:
         if low <= hi <= top:
             best = top if best is None else min(best, top)
     return best
+
+
+
+# ------------------------------------------------------------------------------------------------
+# Each rule says what repair does about it, next to its check (rules/*.py: repair, opt_in,
+# waits_for_age); the planners above do it. The two must agree, or this module refuses to load.
+
+# The repairs that run only when --select names their rule, and what the person opts into:
+# right only when the person knows the table's readers (ACID021) or accepts losing an
+# unflushed tail (ACID022).
+OPT_IN = {code: r.opt_in for code, r in REGISTRY.items() if r.opt_in}
+
+
+def _check_declarations() -> None:
+    problems = []
+    for code, r in REGISTRY.items():
+        automatic = not r.repair.startswith(("Never", "Nothing"))
+        if automatic and code not in PLANNERS:
+            problems.append(f"{code} says repair acts, but has no planner")
+        if not automatic and code in PLANNERS:
+            problems.append(f"{code} has a planner, but says repair does not act")
+        if (r.opt_in or r.waits_for_age) and code not in PLANNERS:
+            problems.append(f"{code} is opt-in or waits for --min-age, but has no planner")
+        if code in NEVER_AUTOMATIC and automatic:
+            problems.append(f"{code} is left to a person, but its text says repair acts")
+    if problems:
+        raise ValueError("repair declarations disagree: " + "; ".join(problems))
+
+
+_check_declarations()

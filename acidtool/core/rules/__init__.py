@@ -25,7 +25,5 @@ from .registry import (
 
 in_code_order()
 
-from . import repairs  # noqa: E402,F401 - each rule's repair, in the same registry
-
 __all__ = ["REGISTRY", "SEVERITIES", "Finding", "Rule", "add_gathered", "check_partition",
            "check_partitions", "check_table", "data_file_names", "run_rules", "stray_values"]

@@ -36,7 +36,8 @@ ACID_TYPES = ("int", "bigint", "int", "bigint", "bigint")  # the event columns b
            "(Parquet, text, Avro) is its format, not damage, and is not reported.",
       why="The query that reaches the file fails.",
       example="orders/delta_0000004_0000004_0000/bucket_00000 of 0 bytes after a killed copy",
-      fix="Restore the file from its source or remove the directory it belongs to.")
+      fix="Restore the file from its source or remove the directory it belongs to.",
+      repair="Never automatic: an unreadable file's rows are unknown.")
 def _unreadable(r: Rule, p: PartitionFacts, ctx: Context):
     for rel, facts in sorted(p.files.items()):
         if facts.error is not None:
@@ -57,7 +58,10 @@ def _unreadable(r: Rule, p: PartitionFacts, ctx: Context):
       why="The classic DataX / plain-Spark case: Hive fails with `ORC ACID file should have 6 "
           "columns` or reads garbage.",
       example="orders/delta_0000008_0000008_0000/bucket_00000 with schema struct<id:int,...>",
-      fix="`acidtool convert` re-wraps plain ORC into the ACID event schema.")
+      fix="`acidtool convert` re-wraps plain ORC into the ACID event schema.",
+      repair='Raw ORC in a delta: re-wrapped as for ACID004 (same write id, next free '
+             'statement id), the file quarantined. In a base or delete delta: left to a '
+             'person.')
 def _not_acid(r: Rule, p: PartitionFacts, ctx: Context):
     if ctx.insert_only:
         return  # plain files are what an insert-only table holds (ACID027 judges it)
@@ -89,7 +93,8 @@ def _not_acid(r: Rule, p: PartitionFacts, ctx: Context):
           "full-ACID writer wrote into it.",
       example="orders_mm/delta_0000004_0000004_0000/bucket_00000 with the ACID event schema",
       fix="If the table is full-ACID, drop --insert-only. Otherwise re-write the data as plain "
-          "files (`acidtool convert --insert-only` from the rows `acidtool read` returns).")
+          "files (`acidtool convert --insert-only` from the rows `acidtool read` returns).",
+      repair="Never automatic: check the table's transactional_properties first.")
 def _insert_only_layout(r: Rule, p: PartitionFacts, ctx: Context):
     if not ctx.insert_only:
         return
@@ -112,7 +117,8 @@ def _insert_only_layout(r: Rule, p: PartitionFacts, ctx: Context):
           "position, so a wrong order or type mixes up write ids and row ids. Lower-case names "
           "(written by Hive 3.1's query-based compaction) are a warning: engines differ.",
       example="struct<operation:int,originaltransaction:bigint,bucket:int,...>",
-      fix="Re-write the file with the exact schema (`acidtool convert`).")
+      fix="Re-write the file with the exact schema (`acidtool convert`).",
+      repair='Never automatic: rewrite the data through Hive.')
 def _schema_mismatch(r: Rule, p: PartitionFacts, ctx: Context):
     for rel, facts in sorted(p.files.items()):
         if facts.error is not None or facts.footer is None:
@@ -154,7 +160,10 @@ def _judge_schema(footer) -> tuple[str | None, str] | None:
           "without it the file is treated as an original file and its event columns are read "
           "as table columns.",
       example="a delta written by a plain ORC writer with the right columns but no metadata",
-      fix="Re-write with a writer that sets the key index (`acidtool convert`).")
+      fix="Re-write with a writer that sets the key index (`acidtool convert`).",
+      repair="Rebuilds hive.acid.key.index from the stripes' last keys (as Hive's "
+             '`fixacidkeyindex --recover`): only the footer is rewritten, the stripes are byte '
+             'for byte the same; the old file is quarantined.')
 def _missing_key_index(r: Rule, p: PartitionFacts, ctx: Context):
     for f in acid_files(p):
         if "hive.acid.key.index" not in f.footer.metadata:
@@ -202,7 +211,8 @@ def _index_length_fits(entries: int, stripes: int, ctx: Context) -> bool:
           "(tests/test_hive23_sql_files.py).",
       example="a 3-stripe file whose index has 1 entry",
       fix="Re-write the file (`acidtool convert`) or major-compact the partition (for Hive "
-          "2.3's UPDATE files, before they grow past one split).")
+          "2.3's UPDATE files, before they grow past one split).",
+      repair="As ACID009. Hive 2.3's own split-update files (info) are left as they are.")
 def _key_index(r: Rule, p: PartitionFacts, ctx: Context):
     for f in acid_files(p):
         rel, footer = f.rel, f.footer
@@ -254,7 +264,8 @@ def _hive23_update_pair(p: PartitionFacts, rel: str, footer) -> bool:
       why="Trino rejects ACID files without it (\"expected to be >= 2 but was empty\") and "
           "advises a major compaction; Hive itself does not need it.",
       example="a delta written by a Hive 2 writer or a hand-rolled ORC writer, read by Trino",
-      fix="Major-compact the partition, or re-write with `acidtool convert`.")
+      fix="Major-compact the partition, or re-write with `acidtool convert`.",
+      repair='Never automatic: Hive reads the file without hive.acid.version.')
 def _missing_acid_version(r: Rule, p: PartitionFacts, ctx: Context):
     if not ctx.hive_version.writes_acid_version:
         return
@@ -288,7 +299,8 @@ def _bucket_problem(values: tuple[int, ...], bucket_id: int) -> tuple[str, dict]
           "and fails with \"Corrupted records with different bucket ids\"; mismatched rows "
           "are never deleted.",
       example="delete_delta_0000009_0000009_0000/bucket_00000 holding deletes for bucket 1",
-      fix="Re-write the events into the file of their bucket.")
+      fix="Re-write the events into the file of their bucket.",
+      repair='Never automatic: changing bucket properties changes which rows deletes hit.')
 def _bucket_mismatch(r: Rule, p: PartitionFacts, ctx: Context):
     for f in acid_files(p):
         rel, fn = f.rel, f.file
@@ -309,7 +321,8 @@ def _bucket_mismatch(r: Rule, p: PartitionFacts, ctx: Context):
       why="ROW__IDs of two statements of one transaction differ only by the statement bits; a "
           "wrong statement id lets a delete in one statement hit rows of another.",
       example="delta_0000005_0000005_0001/bucket_00000 with bucket 536870912 (statement 0)",
-      fix="Re-write with the right statement id (`acidtool convert --statement-id`).")
+      fix="Re-write with the right statement id (`acidtool convert --statement-id`).",
+      repair='Never automatic: changing statement ids changes which rows deletes hit.')
 def _statement_mismatch(r: Rule, p: PartitionFacts, ctx: Context):
     for f in acid_files(p):
         entry = f.entry
@@ -349,7 +362,8 @@ def _other_statements(values: tuple[int, ...], statement_id: int) -> list[int] |
       why="Hive selects directories by their names and filters rows by write id; rows outside "
           "the range are read under the wrong snapshot or never.",
       example="delta_0000007_0000007_0000/bucket_00000 whose rows say currentTransaction 1",
-      fix="Re-write the events with the directory's write id (`acidtool convert --write-id`).")
+      fix="Re-write the events with the directory's write id (`acidtool convert --write-id`).",
+      repair='Never automatic: which write ids are right only the metastore knows.')
 def _write_id_range(r: Rule, p: PartitionFacts, ctx: Context):
     for f in acid_files(p):
         entry, rel, rows = f.entry, f.rel, f.scan
@@ -394,7 +408,8 @@ def _write_id_range(r: Rule, p: PartitionFacts, ctx: Context):
       why="Hive 3 cannot read update events or deletes in insert deltas; a delete event with "
           "a row, or an insert in a delete delta, is applied the wrong way.",
       example="delete_delta_0000004_0000004_0000/bucket_00000 holding operation 0 events",
-      fix="Major-compact under the Hive version that wrote the table, or re-write the events.")
+      fix="Major-compact under the Hive version that wrote the table, or re-write the events.",
+      repair='Never automatic: wrong operations change which rows Hive returns.')
 def _wrong_operation(r: Rule, p: PartitionFacts, ctx: Context):
     legacy = is_legacy(p, ctx)
     for f in acid_files(p):
@@ -491,7 +506,8 @@ def _row_types_seen(p: PartitionFacts, ctx: Context) -> list[tuple[str, list[str
       example="one delta with row struct<id:int,name:string>, another with struct<name:string,"
               "id:int>",
       fix="Re-write the odd files with the table's schema (`acidtool convert --schema`).",
-      gather=_row_types_seen)
+      gather=_row_types_seen,
+      repair='Never automatic: ALTER TABLE or rewrite the data.')
 def _row_schema(r: Rule, seen: list[tuple[str, list[str], list[str]]], ctx: Context):
     if ctx.schema:
         try:

@@ -42,7 +42,12 @@ from .registry import Rule, rule
       example="orders/delta_0000005_0000005_0000/ plus orders/orders__9c1d2f0e_8a7b... "
               "(a DataX hdfswriter output file)",
       fix="Move the file out of the table and load it properly: `acidtool convert` re-wraps "
-          "raw ORC into a delta directory Hive reads (`--move-sources` moves the originals out).")
+          "raw ORC into a delta directory Hive reads (`--move-sources` moves the originals out).",
+      repair='With --write-id W (a write id the metastore has committed for the table; Hive '
+             '2.3: a committed transaction id), re-wraps the raw ORC file into a new '
+             "delta_W_W_SSSS with convert's writer and quarantines the file. Without "
+             '--write-id it is left to a person. Files that hold ACID events, or are not ORC, '
+             'are left to a person.')
 def _foreign_files(r: Rule, p: PartitionFacts, ctx: Context):
     has_acid = bool(acid_entries(p))
     base = next((e.name for e in p.state.entries if e.kind == "base"), None)
@@ -71,7 +76,10 @@ def _foreign_files(r: Rule, p: PartitionFacts, ctx: Context):
       why="getAcidState does not skip such a directory: it throws (NumberFormatException, "
           "StringIndexOutOfBoundsException) and the whole query fails.",
       example="delta_abc/, delta_5/ (no max write id), base_0000010_v0000020/ under Hive 3",
-      fix="Rename the directory to Hive's form (`delta_%07d_%07d_%04d`) or move it out.")
+      fix="Rename the directory to Hive's form (`delta_%07d_%07d_%04d`) or move it out.",
+      repair='Quarantines the directory once nothing in it changed for --min-age (default 1h): '
+             'Hive never reads a directory whose name it cannot parse.',
+      waits_for_age=True)
 def _invalid_names(r: Rule, p: PartitionFacts, ctx: Context):
     for e in p.state.entries:
         if not e.is_dir or is_hidden(e.name):
@@ -102,7 +110,12 @@ def _dir_name_problem(name: str, hive_version: str) -> tuple[str, str] | None:
           "means a conversion was killed before its commit.",
       example="orders/.hive-staging_hive_2024-01-01_12-00-00_1234/, "
               "orders/delta_0000003_0000003_0000/part-1/",
-      fix="Check that no job is still writing, then delete the directory.")
+      fix="Check that no job is still writing, then delete the directory.",
+      repair='Quarantines staging and temporary directories (.hive-staging_*, _temporary, '
+             '_tmp*, _acidtool_staging_*) once unchanged for --min-age (default 1h: a running '
+             "query's staging directory is young). Non-ACID and nested directories may hold "
+             'data Hive reads: left to a person.',
+      waits_for_age=True)
 def _stray_dirs(r: Rule, p: PartitionFacts, ctx: Context):
     has_acid = bool(acid_entries(p))
     for e in p.state.entries:
@@ -140,7 +153,12 @@ def _stray_dirs(r: Rule, p: PartitionFacts, ctx: Context):
           "(`Can't find user metadata hive.acid.key.index`). In a delete delta, delete events "
           "are looked up in the wrong file.",
       example="orders/delta_0000007_0000007_0000/orders__6f1c9e2a_3b7d (a DataX file)",
-      fix="Re-write the data with `acidtool convert`, which names files `bucket_%05d`.")
+      fix="Re-write the data with `acidtool convert`, which names files `bucket_%05d`.",
+      repair="An ACID file under another name (bucket_00000.orc, 'bucket_00000 (1)') is "
+             "renamed to the bucket its rows' bucket property names, when no file has that "
+             'name. Raw ORC in a delta of one write id is re-wrapped into a new delta of the '
+             'same write id (the next free statement id) and quarantined. In a base or delete '
+             'delta: left to a person.')
 def _bad_file_names(r: Rule, p: PartitionFacts, ctx: Context):
     version = ctx.hive_version
     for e in acid_entries(p):
@@ -182,7 +200,9 @@ def _bad_file_names(r: Rule, p: PartitionFacts, ctx: Context):
           "format version, and its absence betrays a directory not written by Hive 3+.",
       example="orders/delta_0000003_0000003_0000/ holding only bucket_00000",
       fix="Write the marker (`printf 2 > dir/_orc_acid_version`), or let `acidtool convert` "
-          "write the directory.")
+          "write the directory.",
+      repair="Writes the missing _orc_acid_version ('2'); one with other contents is "
+             'quarantined and written anew.')
 def _acid_version_marker(r: Rule, p: PartitionFacts, ctx: Context):
     if not ctx.hive_version.writes_acid_version or ctx.insert_only:
         return
@@ -209,7 +229,8 @@ def _acid_version_marker(r: Rule, p: PartitionFacts, ctx: Context):
           "both overlapping deltas, so the shared write ids are read twice.",
       example="delta_0000001_0000005/ and delta_0000003_0000008/; delta_5_5_0000/ and "
               "delta_0000005_0000005_0000/",
-      fix="Find which writer produced the odd one, keep the right data, remove the other.")
+      fix="Find which writer produced the odd one, keep the right data, remove the other.",
+      repair='Never automatic: which of two overlapping deltas is right is a decision.')
 def _overlaps(r: Rule, p: PartitionFacts, ctx: Context):
     deltas = sorted((e.parsed for e in live_acid_entries(p) if isinstance(e.parsed, Delta)),
                     key=Delta.sort_key)
@@ -237,7 +258,8 @@ def _overlaps(r: Rule, p: PartitionFacts, ctx: Context):
       why="Their data is invisible to readers of that snapshot: typically files committed to "
           "the filesystem but not to the metastore (a load whose write id was never committed).",
       example="delta_0000012_0000012_0000/ with --write-ids 'db.t:11:9223372036854775807::'",
-      fix="Commit the write id in the metastore (or remove the directory if the load failed).")
+      fix="Commit the write id in the metastore (or remove the directory if the load failed).",
+      repair='Nothing: the snapshot, not the directory, decides what is visible.')
 def _invisible(r: Rule, p: PartitionFacts, ctx: Context):
     if not ctx.snapshot_given:
         return
@@ -254,7 +276,15 @@ def _invisible(r: Rule, p: PartitionFacts, ctx: Context):
           "behind or blocked by long-running readers.",
       example="delta_0000001_0000001_0000/ next to base_0000005/",
       fix="Check the compactor and cleaner (`SHOW COMPACTIONS`); they are removed once no "
-          "reader needs them.")
+          "reader needs them.",
+      repair='Only with --select ACID021 and a snapshot (--write-ids, or --txns for Hive 2.3): '
+             'quarantines aborted directories, and obsolete ones whose covering base or delta '
+             'is below every write id open in the snapshot, once unchanged for --min-age. '
+             "Hive's cleaner waits for every transaction that was open when the compaction "
+             'committed, readers included; a write-id snapshot does not show readers of other '
+             'tables, so --min-age must exceed your longest query.',
+      opt_in='quarantine obsolete and aborted directories',
+      waits_for_age=True)
 def _cleaner(r: Rule, p: PartitionFacts, ctx: Context):
     for e in acid_entries(p):
         if e.status in ("obsolete", "aborted"):
@@ -269,7 +299,13 @@ def _cleaner(r: Rule, p: PartitionFacts, ctx: Context):
           "client is running, the batch was never closed and the tail of the file is not "
           "committed.",
       example="delta_0000021_0000030/bucket_00000_flush_length",
-      fix="Nothing while the client runs; otherwise close or abort its transaction batch.")
+      fix="Nothing while the client runs; otherwise close or abort its transaction batch.",
+      repair="Quarantines a _flush_length side file whose last length is the file's size (the "
+             'writer finished), once unchanged for --min-age. With --select ACID022 also cuts '
+             'a longer file at its last flushed length (as `orcfiledump --recover`), '
+             'quarantining the file and its side file.',
+      opt_in='recover streaming files longer than their last flush',
+      waits_for_age=True)
 def _open_streaming(r: Rule, p: PartitionFacts, ctx: Context):
     for e in acid_entries(p):
         for f in e.files:
@@ -284,7 +320,8 @@ def _open_streaming(r: Rule, p: PartitionFacts, ctx: Context):
       why="After a major compaction original data is obsolete and the cleaner removes it; "
           "anything copied there later is never read.",
       example="HIVE_UNION_SUBDIR_1/000000_0 next to base_0000005/",
-      fix="Nothing if it was compacted; otherwise load the data properly.")
+      fix="Nothing if it was compacted; otherwise load the data properly.",
+      repair='Nothing: original files under a base are history Hive no longer reads.')
 def _unread_originals(r: Rule, p: PartitionFacts, ctx: Context):
     if p.state.base is None:
         return
@@ -310,7 +347,8 @@ def _table_name(url: str, ctx: Context) -> str:
       why="Every delta is another file to open and merge for every read; Hive's initiator "
           "would schedule a compaction.",
       example="25 deltas on top of base_0000100/",
-      fix="Run the statement in the finding (`ALTER TABLE ... COMPACT 'minor'` or 'major').")
+      fix="Run the statement in the finding (`ALTER TABLE ... COMPACT 'minor'` or 'major').",
+      repair='Nothing: run the compaction it names.')
 def _compaction_due(r: Rule, p: PartitionFacts, ctx: Context):
     from ..compaction import decide, statement
 
@@ -334,7 +372,8 @@ def _compaction_due(r: Rule, p: PartitionFacts, ctx: Context):
           "lists the sibling tables. A link is the mark of a copy script, not of a Hive writer.",
       example="orders/delta_0000005_0000005_0000 -> /backup/orders/delta_0000005_0000005_0000",
       fix="Replace the link by the directory or file it points to (`cp -r --remove-destination` "
-          "or `rsync -L`), or remove it if its data is not part of the table.")
+          "or `rsync -L`), or remove it if its data is not part of the table.",
+      repair='Never automatic: replace the link with its data, or remove it.')
 def _symbolic_links(r: Rule, p: PartitionFacts, ctx: Context):
     for link in p.links:
         yield r.finding(p.path(link), "symbolic link: acidtool does not follow it (nothing "
@@ -351,7 +390,9 @@ def _symbolic_links(r: Rule, p: PartitionFacts, ctx: Context):
           "see them.",
       example="orders/delta_0000005_0000005_0000/ next to orders/ds=2024-01-01/",
       fix="Move the data into the partition it belongs to (a raw file with `acidtool convert "
-          "--partition k=v`), or out of the table.", stray=True)
+          "--partition k=v`), or out of the table.", stray=True,
+      repair='Never automatic: which partition the data belongs to is a decision; move it '
+             'there (or convert it with --partition), or out of the table.')
 def _outside_partitions(r: Rule, stray: list, ctx: Context):
     urls = set(stray)
     for url in sorted(urls):

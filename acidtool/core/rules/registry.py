@@ -44,9 +44,14 @@ class Rule:
     # processes. A partition rule has none and checks one partition (``check(p, ctx)``).
     gather: Callable[[PartitionFacts, Context], list] | None = field(default=None, repr=False,
                                                                      compare=False)
-    # What `acidtool repair` does about a finding (or why it leaves it to a person): set by
-    # rules/repairs.py, the one place that says it for every rule.
+    # What `acidtool repair` does about a finding, or why it leaves it to a person (shown by
+    # `acidtool explain`); said by every rule, next to its check. The planner that does it is
+    # registered by core/repair.py, which refuses a rule whose text and planner disagree.
     repair: str = ""
+    # Repairs that run only when --select names the rule: what the person opts into.
+    opt_in: str | None = None
+    # Repairs of leftovers a running job may still own: only once unchanged for --min-age.
+    waits_for_age: bool = False
     # A table rule over what lies in no partition of a partitioned table (``check(stray urls,
     # ctx)``): data Hive never reads, however the partitions were checked.
     stray: bool = False
@@ -63,13 +68,15 @@ class Rule:
 REGISTRY: dict[str, Rule] = {}
 
 
-def rule(code, name, severity, level, summary, *, what, why, example, fix, gather=None,
-         stray=False):
+def rule(code, name, severity, level, summary, *, what, why, example, fix, repair,
+         gather=None, stray=False, opt_in=None, waits_for_age=False):
     def register(fn):
         if code in REGISTRY:
             raise ValueError(f"rule code {code} registered twice")
+        if not repair:
+            raise ValueError(f"rule {code} does not say what `acidtool repair` does about it")
         REGISTRY[code] = Rule(code, name, severity, level, summary, what, why, example, fix, fn,
-                              gather, stray=stray)
+                              gather, repair, opt_in, waits_for_age, stray)
         return fn
     return register
 

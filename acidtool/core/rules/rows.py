@@ -14,7 +14,10 @@ from .registry import Rule, rule
       why="Hive's merge and its key-range split logic rely on that order; unsorted files drop "
           "or duplicate rows silently.",
       example="a delta written by Spark with the events in arbitrary order",
-      fix="Re-write the file sorted (`acidtool convert` writes row ids in order).")
+      fix="Re-write the file sorted (`acidtool convert` writes row ids in order).",
+      repair="Rewrites the file's events sorted by (originalTransaction, bucket, rowId): the "
+             'same events with the same ROW__IDs, a new key index; refused if the rewrite '
+             'would change a column type. The old file is quarantined.')
 def _unsorted(r: Rule, p: PartitionFacts, ctx: Context):
     for rel, rows in scans(p):
         if rows.first_unsorted is not None:
@@ -28,7 +31,8 @@ def _unsorted(r: Rule, p: PartitionFacts, ctx: Context):
       why="A ROW__ID names one row; duplicates make updates and deletes hit the wrong row, and "
           "Hive's merge can fail with `Two readers for {...}`.",
       example="the same source file converted twice into one delta",
-      fix="Re-write the file with unique row ids.")
+      fix="Re-write the file with unique row ids.",
+      repair='Never automatic: duplicate ROW__IDs decide which rows a delete hits.')
 def _duplicates(r: Rule, p: PartitionFacts, ctx: Context):
     for rel, rows in scans(p):
         if rows.first_duplicate is not None:
@@ -44,7 +48,8 @@ def _duplicates(r: Rule, p: PartitionFacts, ctx: Context):
           "as a Java int or long (OrcRecordUpdater's getters unbox the field) and fails with a "
           "NullPointerException.",
       example="a delta written by a foreign tool whose bucket column is null for some rows",
-      fix="Re-write the events with every column set (`acidtool convert`).")
+      fix="Re-write the events with every column set (`acidtool convert`).",
+      repair='Never automatic: rewrite the data through Hive.')
 def _null_event_values(r: Rule, p: PartitionFacts, ctx: Context):
     for rel, rows in scans(p):
         if any(rows.null_values):
