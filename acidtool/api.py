@@ -13,7 +13,8 @@ from typing import Iterator, Sequence
 import pyarrow as pa
 
 from .commands.ls import TableState, inspect_table
-from .commands.read import BATCH_ROWS, PartitionReader, row_names_of
+from .commands.read import BATCH_ROWS, PartitionReader
+from .commands.rownames import row_names_of
 from .commands.target import resolve
 
 

@@ -19,7 +19,8 @@ from typing import Sequence
 import pyarrow as pa
 
 from .api import Table
-from .commands.read import PartitionReader, row_named
+from .commands.read import PartitionReader
+from .commands.rownames import row_named
 from .io.orc import ACID_COLUMNS
 
 

@@ -12,9 +12,8 @@ Hive 2.3's OrcRawRecordMerger does.
 from __future__ import annotations
 
 import functools
-import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -28,9 +27,10 @@ from ..core.select import AcidState
 from ..core.snapshot import IdList, Snapshot
 from ..io.footers import read_footer
 from ..io.orc import ACID_COLUMNS, acid_type_problem, open_orc, scan_batches
+from .deletekeys import KEY, DeleteKeys
 from .ls import PartitionState
+from .rownames import conformed, row_named
 
-KEY = ["originalTransaction", "bucket", "rowId"]
 BATCH_ROWS = 1 << 20
 
 
@@ -80,38 +80,6 @@ def _normalise_acid(batch: pa.RecordBatch, row_names: Sequence[str] | None
     if named is row and list(batch.schema.names) == list(ACID_COLUMNS):
         return batch
     return pa.RecordBatch.from_arrays(batch.columns[:5] + [named], names=list(ACID_COLUMNS))
-
-
-def row_named(row: pa.Array, names: Sequence[str] | None) -> pa.Array:
-    """``row`` with its fields renamed by position to ``names`` (when it has as many)."""
-    if names is None or not pa.types.is_struct(row.type) or row.type.num_fields != len(names) \
-            or [f.name for f in row.type] == list(names):
-        return row
-    fields = [row.type.field(i).with_name(n) for i, n in enumerate(names)]
-    return pa.StructArray.from_arrays([row.field(i) for i in range(len(names))], fields=fields,
-                                      mask=row.is_null() if row.null_count else None)
-
-
-def positional_names(names: Sequence[str]) -> bool:
-    """Names a Hive 2.3 SQL writer gave (``_col0``, ``_col1``...): they say nothing but the
-    position."""
-    return bool(names) and all(_POSITIONAL.fullmatch(n) for n in names)
-
-
-_POSITIONAL = re.compile(r"_col\d+")
-
-
-def row_names_of(layouts: Iterable[list[str]]) -> list[str] | None:
-    """The names a table's row columns take in every output, from the files' own: the first real
-    names met, else ``_col0.._colN-1`` whichever positional names the files have (so a snapshot
-    that reads only UPDATE files, ``_col1..``, shows the same columns as one that reads INSERT
-    files)."""
-    first = None
-    for names in layouts:
-        if not positional_names(names):
-            return list(names)
-        first = first or names
-    return [f"_col{i}" for i in range(len(first))] if first else None
 
 
 @dataclass
@@ -401,29 +369,84 @@ class PartitionReader:
         if kind == "file":
             yield from self._insert_only([key])
             return
+        for events in self.unit_events(unit):
+            yield self._output(events)
+
+    def unit_events(self, unit: tuple[str, Any]) -> Iterator[pa.RecordBatch | pa.Table]:
+        """The events of a unit the snapshot returns, in the ACID event columns: the merge
+        ``read`` and ``compact --major`` share. A split-update bucket gives its valid insert
+        events less the deleted ones; a legacy unit (the partition, or with ``("legacy",
+        b)`` one bucket as one split) the winning event of each row (an INSERT or UPDATE)."""
+        kind, key = unit
         buckets, legacy_events = self._plan
         if kind == "legacy":
-            yield from self._legacy(legacy_events)
+            if key is None:
+                yield from self._legacy(legacy_events)
+            else:
+                anchors, deltas = self._legacy_groups(legacy_events)
+                yield from self._legacy_split(anchors.get(key, []) + deltas.get(key, []))
             return
-        for b in [key]:
-            group = buckets[b]
-            streaming = bool(group.deletes) and self._too_many_deletes(group.deletes)
-            deletes = self._delete_keys(group.deletes) if group.deletes and not streaming \
-                else None
-            for f in group.data:
-                for batch in self._acid_batches(f):
-                    if batch.num_rows == 0:
-                        continue
-                    keep = pc.equal(batch.column("operation"), 0)
-                    chunks = self._delete_chunks(group.deletes) if streaming else \
-                        ([deletes] if deletes is not None else [])
-                    for chunk in chunks:
-                        deleted = chunk.match(batch)
-                        if deleted is not None:
-                            keep = pc.and_(keep, pc.invert(deleted))
-                    batch = batch.filter(keep)
-                    if batch.num_rows:
-                        yield self._output(batch)
+        group = buckets[key]
+        streaming = bool(group.deletes) and self._too_many_deletes(group.deletes)
+        deletes = self._delete_keys(group.deletes) if group.deletes and not streaming \
+            else None
+        for f in group.data:
+            for batch in self._acid_batches(f):
+                if batch.num_rows == 0:
+                    continue
+                keep = pc.equal(batch.column("operation"), 0)
+                chunks = self._delete_chunks(group.deletes) if streaming else \
+                    ([deletes] if deletes is not None else [])
+                for chunk in chunks:
+                    deleted = chunk.match(batch)
+                    if deleted is not None:
+                        keep = pc.and_(keep, pc.invert(deleted))
+                batch = batch.filter(keep)
+                if batch.num_rows:
+                    yield batch
+
+    def compaction_units(self) -> list[tuple[str, Any]]:
+        """The units a compaction writes one bucket file each from: a bucket (a Hive 2.3
+        legacy table's bucket merged as one split, as its compactor reads it)."""
+        buckets, legacy_events = self._plan
+        if self.legacy:
+            anchors, deltas = self._legacy_groups(legacy_events)
+            return [("legacy", b) for b in sorted(anchors.keys() | deltas.keys())]
+        return [("bucket", b) for b in sorted(buckets)]
+
+    def bucket_files(self) -> dict[int, tuple[list[str], list[str]]]:
+        """bucket id -> (its data files, its delete delta files) the snapshot reads: what a
+        minor compaction merges (raw files too: they are read with synthetic ROW__IDs)."""
+        buckets, legacy_events = self._plan
+        out: dict[int, tuple[list[str], list[str]]] = {}
+        for f in legacy_events:
+            out.setdefault(f.bucket, ([], []))[0].append(f.rel)
+        for b, group in buckets.items():
+            files = out.setdefault(b, ([], []))
+            files[0].extend(f.rel for f in group.data)
+            files[1].extend(group.deletes)
+        return out
+
+    def events_of(self, rel: str) -> Iterator[pa.RecordBatch]:
+        """Every valid event of one data or delete delta file (a raw file's synthetic inserts),
+        nothing merged away: what a minor compaction keeps."""
+        for f in self._files_by_rel().get(rel, []):
+            yield from self._acid_batches(f)
+        if rel not in self._files_by_rel():
+            src = self._open(rel)
+            for batch in _events(src, None, True, self.batch_rows, self.memory_limit is None):
+                batch = _normalise_acid(batch, self.row_names)
+                valid = self._valid(batch.column("currentTransaction"))
+                if valid.null_count or not pc.all(valid).as_py():
+                    batch = batch.filter(valid)
+                yield batch
+
+    def _files_by_rel(self) -> dict[str, list[_File]]:
+        buckets, legacy_events = self._plan
+        out: dict[str, list[_File]] = {}
+        for f in legacy_events + [f for b in buckets.values() for f in b.data]:
+            out.setdefault(f.rel, []).append(f)
+        return out
 
     def insert_only_files(self) -> list[str]:
         """An insert-only table's data files the snapshot reads: every plain file of the base
@@ -463,15 +486,21 @@ class PartitionReader:
         with the highest currentTransaction (then statement id) wins and a delete removes the
         row. Two original files of one bucket are two splits: Hive 2.3 applies the bucket's
         delta events to each, and returns their inserts once per split."""
+        anchors, deltas = self._legacy_groups(files)
+        for b in sorted(anchors.keys() | deltas.keys()):
+            split_anchors: list[_File | None] = list(anchors.get(b, [])) or [None]
+            for anchor in split_anchors:
+                yield from self._legacy_split(([anchor] if anchor else []) + deltas.get(b, []))
+
+    def _legacy_groups(self, files: list[_File]
+                       ) -> tuple[dict[int, list[_File]], dict[int, list[_File]]]:
+        """bucket -> its base or original files, and bucket -> its delta files."""
         anchors: dict[int, list[_File]] = {}
         deltas: dict[int, list[_File]] = {}
         for f in files:
             in_delta = f.directory is not None and self.state.entry(f.directory).kind != "base"
             (deltas if in_delta else anchors).setdefault(f.bucket, []).append(f)
-        for b in sorted(anchors.keys() | deltas.keys()):
-            split_anchors: list[_File | None] = list(anchors.get(b, [])) or [None]
-            for anchor in split_anchors:
-                yield from self._legacy_split(([anchor] if anchor else []) + deltas.get(b, []))
+        return anchors, deltas
 
     def _legacy_split(self, files: list[_File]) -> Iterator[pa.Table]:
         parts = []
@@ -486,7 +515,7 @@ class PartitionReader:
                 parts.append(t.append_column("__stmt", pa.array([stmt] * t.num_rows, pa.int32())))
         if not parts:
             return
-        events = pa.concat_tables(parts, promote_options="permissive").combine_chunks()
+        events = pa.concat_tables(conformed(parts), promote_options="permissive").combine_chunks()
         order = pc.sort_indices(events, sort_keys=[("originalTransaction", "ascending"),
                                                    ("bucket", "ascending"),
                                                    ("rowId", "ascending"),
@@ -506,74 +535,11 @@ class PartitionReader:
         winners = events.filter(first)
         winners = winners.filter(pc.not_equal(winners.column("operation"), 2))
         if winners.num_rows:
-            yield self._output(winners)
+            yield winners.drop_columns(["__stmt"])
 
 
 def _plain(arr):
     return arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
-
-
-class DeleteKeys:
-    """One bucket's valid delete keys, held compactly for membership tests.
-
-    The usual case packs (originalTransaction, rowId) into one int64 per bucket property, so a
-    batch is tested with one hash lookup per row (``is_in``); keys that do not fit (write ids
-    from 2^31 or row ids from 2^32) fall back to an Arrow hash join on the three columns."""
-
-    def __init__(self, table: pa.Table):
-        self.table = table
-        org, row = table.column("originalTransaction"), table.column("rowId")
-        self.min_org, self.max_org = (v.as_py() for v in pc.min_max(org).values())
-        self.packable = _packable(org, row)
-        self.by_bucket: dict[int, pa.Array] = {}
-        if self.packable:
-            buckets = table.column("bucket")
-            for value in pc.unique(buckets).to_pylist():
-                part = table.filter(pc.equal(buckets, value))
-                self.by_bucket[value] = _pack(part.column("originalTransaction"),
-                                              part.column("rowId")).combine_chunks()
-
-    def match(self, batch: pa.RecordBatch) -> pa.Array | None:
-        """A mask of the rows of ``batch`` that are deleted, or None when none can be."""
-        org = batch.column("originalTransaction")
-        low, high = (v.as_py() for v in pc.min_max(org).values())
-        if low is None or high < self.min_org or low > self.max_org:
-            return None
-        row, bucket = batch.column("rowId"), batch.column("bucket")
-        if not (self.packable and _packable(org, row)):
-            return _anti_join_mask(batch, self.table)
-        key = _pack(org, row)
-        values = pc.unique(bucket).to_pylist()
-        mask = None
-        for value in values:
-            keys = self.by_bucket.get(value)
-            if keys is None:
-                continue
-            hit = pc.is_in(key, value_set=keys)
-            if len(values) > 1:
-                hit = pc.and_(hit, pc.equal(bucket, value))
-            mask = hit if mask is None else pc.or_(mask, hit)
-        return mask
-
-
-def _packable(org, row) -> bool:
-    lo_o, hi_o = (v.as_py() for v in pc.min_max(org).values())
-    lo_r, hi_r = (v.as_py() for v in pc.min_max(row).values())
-    return (lo_o is None or (lo_o >= 0 and hi_o < 2**31)) and \
-        (lo_r is None or (lo_r >= 0 and hi_r < 2**32))
-
-
-def _pack(org, row) -> pa.Array:
-    return pc.bit_wise_or(pc.shift_left(pc.cast(org, pa.int64()), 32), pc.cast(row, pa.int64()))
-
-
-def _anti_join_mask(batch: pa.RecordBatch, deletes: pa.Table) -> pa.Array:
-    """The general case: an Arrow semi join on the three key columns (it cannot carry the
-    struct payload, so positions travel with the keys)."""
-    positions = pa.array(range(batch.num_rows), pa.int64())
-    keys = pa.table({**{k: batch.column(k) for k in KEY}, "__pos": positions})
-    hits = keys.join(deletes, keys=KEY, join_type="left semi", use_threads=True)
-    return pc.is_in(positions, value_set=hits.column("__pos").combine_chunks())
 
 
 def _partition_values(partition: str) -> list[tuple[str, str]]:
