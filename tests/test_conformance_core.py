@@ -25,3 +25,11 @@ def test_select_matches_case(case):
     state = select(args.listing, args.write_ids, args.txns, args.version,
                    ignore_empty_files=args.ignore_empty_files)
     assert compare(case, state_as_dict(state)) == []
+
+
+def test_fixture_cases_in_step():
+    """tests/fixtures/spec/cases.json is the spec's cases.json, byte for byte."""
+    from .helpers.shared import SHARED_SPEC_CASES, SPEC_CASES, require
+
+    assert SPEC_CASES.read_bytes() == require(SHARED_SPEC_CASES).read_bytes(), \
+        "cp ../shared/spec/cases.json tests/fixtures/spec/cases.json"

@@ -17,6 +17,8 @@ from hypothesis import strategies as st
 from acidtool.commands.ls import inspect_table
 from acidtool.core.snapshot import make_snapshot
 
+from .helpers.layout import FILLINGS, fill
+
 pytestmark = pytest.mark.spark
 
 TOP = 12  # transaction ids in the layouts; the snapshot's high watermark goes a little above
@@ -84,7 +86,8 @@ def directory(draw):
 layouts = st.tuples(
     st.lists(directory(), min_size=1, max_size=8, unique=True),
     st.lists(st.sampled_from(["000000_0", "000001_0", "000000_0_copy_1"]), max_size=2,
-             unique=True))
+             unique=True),
+    st.lists(st.sampled_from(FILLINGS), min_size=8, max_size=8))
 
 
 @st.composite
@@ -100,7 +103,7 @@ def snapshots(draw):
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(layouts, snapshots())
 def test_selection_equals_hive23(hive_acid_state, layout, txns):
-    dirs, originals = layout
+    dirs, originals, fillings = layout
     # Two spellings of one base or delta (base_3, base_0000003): Hive keeps the first it lists.
     # HDFS lists names sorted, as acidtool assumes; the local filesystem Hive reads here lists
     # them in directory order, so such ties are left to the spec's conformance cases.
@@ -108,10 +111,9 @@ def test_selection_equals_hive23(hive_acid_state, layout, txns):
     assume(len(set(meaning)) == len(meaning))
     table = Path(tempfile.mkdtemp(prefix="acid-hive23-"))
     try:
-        for name in dirs:
-            (table / name).mkdir()
-            (table / name / ("000000_0" if name.startswith(("H", "_")) else "bucket_00000")
-             ).write_bytes(b"x")
+        for name, how in zip(dirs, fillings):
+            fill(table / name, how, "000000_0" if name.startswith(("H", "_")) else
+                 "bucket_00000")
         for name in originals:
             (table / name).write_bytes(b"x")
         theirs = hive_acid_state(table, txns)
@@ -123,6 +125,6 @@ def test_selection_equals_hive23(hive_acid_state, layout, txns):
             assert mine.get("error") == ("not_enough_history" if history else "invalid_name"), \
                 (dirs, originals, txns, theirs, mine)
         else:
-            assert mine == theirs, (dirs, originals, txns)
+            assert mine == theirs, (dirs, fillings, originals, txns)
     finally:
         shutil.rmtree(table)

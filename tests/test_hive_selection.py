@@ -26,7 +26,7 @@ from acidtool.core.snapshot import make_snapshot
 
 from .helpers.cases import expected, hive_version, inputs
 from .helpers.hivejvm import Judge
-from .helpers.layout import build
+from .helpers.layout import FILLINGS, build, fill
 from .helpers.shared import case_params
 
 pytestmark = pytest.mark.spark
@@ -156,10 +156,12 @@ def layouts(draw, version: str):
     dirs = draw(st.lists(directory(version), min_size=1, max_size=7, unique_by=lambda d: d[0]))
     originals = draw(st.lists(st.sampled_from(["000000_0", "000001_0", "000000_0_copy_1"]),
                               max_size=2, unique=True))
-    return dirs, originals
+    fillings = draw(st.lists(st.sampled_from(FILLINGS), min_size=len(dirs),
+                             max_size=len(dirs)))
+    return dirs, originals, fillings
 
 
-@settings(max_examples=120, deadline=None, derandomize=True,
+@settings(max_examples=160, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @pytest.mark.parametrize("insert_only", [False, True], ids=["full-acid", "insert-only"])
 @given(layout=layouts("4"), wids=write_ids(), txns=txn_list())
@@ -167,7 +169,7 @@ def test_random_layouts_as_hive_selects_them(judge, insert_only, layout, wids, t
     """Full-ACID and insert-only tables (Hive 3.1 lists an insert-only table's aborted deltas,
     as 4.0 lists every table's)."""
     version, hive = judge
-    dirs, originals = layout
+    dirs, originals, fillings = layout
     if version == "3":  # no visibility suffixes, no transaction list
         dirs = [(name.split("_v")[0], marker) for name, marker in dirs]
         txns = None
@@ -176,11 +178,9 @@ def test_random_layouts_as_hive_selects_them(judge, insert_only, layout, wids, t
     assume(len(set(meaning)) == len(meaning))
     table = Path(tempfile.mkdtemp(prefix="acid-hive-"))
     try:
-        for name, marker in dirs:
-            (table / name).mkdir()
-            (table / name / ("000000_0" if name.startswith("H") else "bucket_00000")
-             ).write_bytes(b"xyz")
-            if marker:
+        for (name, marker), how in zip(dirs, fillings):
+            fill(table / name, how, "000000_0" if name.startswith("H") else "bucket_00000")
+            if marker and how != "metadata_only":
                 (table / name / "_metadata_acid").write_text(marker)
         for name in originals:
             (table / name).write_bytes(b"xyz")
@@ -192,6 +192,6 @@ def test_random_layouts_as_hive_selects_them(judge, insert_only, layout, wids, t
         mine = ours(part.state)
         if version == "4":
             mine, expected_state = order_free(mine), order_free(expected_state)
-        assert mine == expected_state, (dirs, originals, wids, txns)
+        assert mine == expected_state, (dirs, fillings, originals, wids, txns)
     finally:
         shutil.rmtree(table)

@@ -238,6 +238,7 @@ def _select(work: _Work, children: list[Child]) -> AcidState:
     oldest_compacted: bool | None = None  # Hive 4 knows it when tracking
 
     v4 = version.visibility_suffix
+    skips_empty = version.skips_dirs_without_files
     for child in children:  # the hot loop: one pass per child, tens of thousands in big tables
         name, is_dir, size, _ = child
         if name.startswith(HIDDEN_PREFIXES):  # is_hidden, inline in the hot loop
@@ -248,6 +249,16 @@ def _select(work: _Work, children: list[Child]) -> AcidState:
                 work.mark(name, IGNORED, "empty file (skipped by the ORC reader)")
             else:
                 originals.append(name)
+            continue
+        if skips_empty and not _lists_a_file(child):
+            work.mark(name, IGNORED, "holds no file Hive 4 lists (empty, or only hidden "
+                                     "files): its getAcidState never sees the directory")
+            try:  # (shown as what its name says; Hive never parses it)
+                unseen = parse_dir_name(name, version)
+            except ValueError:
+                unseen = None
+            if unseen is not None:
+                parsed[name] = unseen
             continue
         acid = parse_dir_name(name, version)
         if acid is None:
@@ -308,6 +319,23 @@ def _select(work: _Work, children: list[Child]) -> AcidState:
         uncompacted_aborts=work.uncompacted_aborts,
         entries=tuple(_entries(work, children, parsed)),
     )
+
+
+HIVE4_LISTED_MARKERS = ("_metadata_acid", "_orc_acid_version")
+
+
+def _lists_a_file(child: Child) -> bool:
+    """Whether Hive 4's recursive listing finds a file below this directory (a base, delta or
+    any other directory: one it finds nothing in is not there for it): one whose name
+    is not hidden (``_`` or ``.``; ``_metadata_acid`` and ``_orc_acid_version`` are listed)
+    in no hidden subdirectory (AcidUtils.acidHiddenFileFilter, acidTempDirFilter)."""
+    for f in child.files:
+        *dirs, name = f.path.split("/")
+        if any(d.startswith(HIDDEN_PREFIXES) for d in dirs):
+            continue
+        if not name.startswith(HIDDEN_PREFIXES) or name.startswith(HIVE4_LISTED_MARKERS):
+            return True
+    return False
 
 
 def _visible(work: _Work, acid: Base | Delta) -> bool:

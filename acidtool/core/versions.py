@@ -113,6 +113,14 @@ class HiveVersion(str, enum.Enum):
         return self is not HiveVersion.V2
 
     @property
+    def skips_dirs_without_files(self) -> bool:
+        """Hive 4 builds getAcidState from a recursive listing of files (off HDFS, or with
+        file ids off): a base or delta holding no file it lists (an empty one, or one holding
+        only hidden files) is never seen. 2.3 and 3.1 list directories, and take an empty
+        base (hive-exec 2.3.10, 3.1.3, 4.0.1)."""
+        return self is HiveVersion.V4
+
+    @property
     def tracks_aborted_ranges(self) -> bool:
         """Hive 4 asks the snapshot whether a delta's whole range is aborted (and base
         visibility by transaction); 3 and 2.3 judge by the range's ends."""

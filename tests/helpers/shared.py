@@ -11,7 +11,10 @@ import pytest
 
 PROJECT = Path(__file__).resolve().parents[2]
 SHARED = Path(os.environ.get("ACIDTOOL_SHARED", PROJECT.parent / "shared"))
-SPEC_CASES = SHARED / "spec" / "cases.json"
+# The spec's conformance cases are ours: a copy lives in tests/fixtures (a fresh clone runs
+# them); test_fixture_cases_in_step keeps it equal to ../shared's when that is present.
+SHARED_SPEC_CASES = SHARED / "spec" / "cases.json"
+SPEC_CASES = PROJECT / "tests" / "fixtures" / "spec" / "cases.json"
 REALDATA = SHARED / "realdata"
 
 
