@@ -54,7 +54,9 @@ from ..io.journal import (
     Journal,
     JournalWriteError,
     MakeDir,
+    PlaceDir,
     Rename,
+    Scratch,
     Step,
     Swap,
     WriteNew,
@@ -215,11 +217,16 @@ def _resumable(lock: TableLock, root: Location) -> list[dict] | None:
     if not records:
         return None
     kinds = {r.get("record") for r in records}
-    if _undo_unfinished(records):
+    if undo_unfinished(records):
         raise _KeepStale(f"an interrupted undo of {journal} holds this table's lock: run "
                          f"`acidtool undo {journal}` to finish it first")
     if "end" in kinds or "undone" in kinds:
         return None
+    if records[0].get("command") == "compact":
+        raise _KeepStale(f"an interrupted compaction of {records[0].get('path')} (journal "
+                         f"{journal}) holds this table's lock: run `acidtool compact "
+                         f"{records[0].get('path')} --apply` (it rolls the interrupted one "
+                         f"back first), or `acidtool undo {journal}`")
     if records[0].get("path") != root.url:
         raise _KeepStale(f"an interrupted repair of {records[0].get('path')} (journal "
                          f"{journal}) holds this table's lock: finish it with `acidtool repair "
@@ -227,7 +234,7 @@ def _resumable(lock: TableLock, root: Location) -> list[dict] | None:
     return records
 
 
-def _undo_unfinished(records: list[dict]) -> bool:
+def undo_unfinished(records: list[dict]) -> bool:
     """Whether the journal's last undo began and did not end."""
     order = [r.get("record") for r in records]
     began = max((i for i, k in enumerate(order) if k == "undo"), default=-1)
@@ -252,8 +259,8 @@ def _apply_locked(path: str, root: Location, opts: RepairOptions, lock: TableLoc
                   ) -> ApplyResult:
     run = resumed_from[0]["run"] if resumed_from is not None else None
     if resumed_from is not None:
-        _require_inside(resumed_from, root)
-        _finish_interrupted(resumed_from)
+        require_journal_inside(resumed_from, root)
+        finish_interrupted(resumed_from)
     plan = plan_repair(path, opts, run=run)  # the one plan, made under the lock
     if resumed_from is None and not plan.actions:
         return ApplyResult(plan, {}, plan, written=False)
@@ -299,7 +306,7 @@ def _journal_failed(exc: JournalWriteError, plan: Plan, results: dict) -> AcidTo
     return error
 
 
-def _require_inside(records: list[dict], root: Location) -> None:
+def require_journal_inside(records: list[dict], root: Location) -> None:
     """Every path a journal names lies in its table or its quarantine."""
     begin = records[0]
     places = [begin.get("path", ""), begin.get("quarantine", "")]
@@ -312,7 +319,7 @@ def _require_inside(records: list[dict], root: Location) -> None:
                                          f"{places[0]} and quarantine: refused, nothing done")
 
 
-def _finish_interrupted(records: list[dict]) -> None:
+def finish_interrupted(records: list[dict]) -> None:
     """Roll back the actions an interrupted apply journaled but did not finish."""
     done = _done_ids(records)
     for rec in reversed(_step_records(records)):
@@ -437,7 +444,7 @@ def undo(journal_path: str) -> UndoResult:
     if not records:
         return UndoResult(str(journal_path), "", 0, [])  # killed before its first record
     root = resolve(records[0]["path"])
-    _require_inside(records, root)
+    require_journal_inside(records, root)
     steps = [step_of(s) for rec in reversed(_step_records(records))
              for item in reversed(rec["actions"]) for s in reversed(item["steps"])]
     lock = TableLock(table_of(root), str(journal_path), "undo").acquire()
@@ -446,7 +453,7 @@ def undo(journal_path: str) -> UndoResult:
         stale = lock.stale
         if stale is not None and lock.stale_is_ours() and stale.get("journal") and \
                 not _same_file(stale.get("journal"), journal_path) and \
-                _unfinished(stale["journal"]):
+                journal_unfinished(stale["journal"]):
             restore = True
             raise LockedError(f"an interrupted repair (journal {stale.get('journal')}) holds "
                               f"{lock.location.url}: undo that journal first, or finish it "
@@ -509,19 +516,21 @@ def _changes(step: Step) -> bool:
         return exists(step.path)
     if isinstance(step, WriteNew):
         return exists(step.path)
-    if isinstance(step, Rename):
+    if isinstance(step, (Rename, PlaceDir)):
         return step.taken()
+    if isinstance(step, Scratch):
+        return exists(step.path)
     return exists(step.keep)
 
 
-def _unfinished(journal: str) -> bool:
+def journal_unfinished(journal: str) -> bool:
     """Whether a journal's apply, or its last undo, began and did not end."""
     try:
         records = read_journal(journal)
     except AcidToolError:
         return False
     kinds = {r.get("record") for r in records}
-    return bool(kinds) and (_undo_unfinished(records) or
+    return bool(kinds) and (undo_unfinished(records) or
                             ("end" not in kinds and "undo" not in kinds))
 
 

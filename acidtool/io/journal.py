@@ -304,7 +304,75 @@ class Swap:
         return None
 
 
-Step = Union[MakeDir, WriteNew, Rename, Swap]
+@dataclass(frozen=True)
+class Scratch:
+    """A staging directory of a unique hidden name, made for one run's files: everything in
+    it was written by that run, so reversing removes it with what it holds."""
+
+    op: ClassVar[str] = "scratch"
+    path: Location
+
+    def record(self) -> dict:
+        return {"op": self.op, "path": self.path.url}
+
+    def take(self) -> None:
+        MakeDir(self.path).take()
+
+    def reverse(self) -> str | None:
+        if exists(self.path):
+            remove_tree(self.path)
+        return None
+
+    def check(self) -> str | None:
+        return None
+
+
+@dataclass(frozen=True)
+class PlaceDir:
+    """A staged directory renamed into the table (the commit of a compaction); ``files``: the
+    hash of each file in it (name -> sha256). Reversed, it goes back to its staging place
+    (which the Scratch step before it then removes), unless its files changed."""
+
+    op: ClassVar[str] = "place"
+    src: Location
+    dst: Location
+    files: tuple[tuple[str, str], ...]
+
+    def record(self) -> dict:
+        return {"op": self.op, "src": self.src.url, "dst": self.dst.url,
+                "files": dict(self.files)}
+
+    def take(self) -> None:
+        rename(self.src, self.dst)
+
+    def taken(self) -> bool:
+        return exists(self.dst) and not exists(self.src)
+
+    def reverse(self) -> str | None:
+        if not exists(self.dst):
+            return None
+        problem = self.check()
+        if problem:
+            return problem
+        if exists(self.src):
+            return f"both {self.src.url} and {self.dst.url} exist: keep one by hand"
+        rename(self.dst, self.src)
+        return None
+
+    def check(self) -> str | None:
+        if not exists(self.dst) or exists(self.src):
+            return None
+        found = {name: sha256_of(self.dst.child(name)) for name, _ in self.files}
+        changed = sorted(name for name, digest in self.files if found[name] != digest)
+        extra = sorted(set(list_names(self.dst)) - set(found))
+        if changed or extra:
+            return (f"{self.dst.url} changed after it was written ("
+                    + ", ".join([f"{n} changed" for n in changed] + [f"{n} added" for n in extra])
+                    + "): left as it is")
+        return None
+
+
+Step = Union[MakeDir, WriteNew, Rename, Swap, Scratch, PlaceDir]
 
 
 def step_of(record: dict) -> Step:
@@ -318,6 +386,11 @@ def step_of(record: dict) -> Step:
         if op == "rename":
             return Rename(resolve(record["src"]), resolve(record["dst"]),
                           bool(record.get("staged")), record.get("sha256"))
+        if op == "scratch":
+            return Scratch(resolve(record["path"]))
+        if op == "place":
+            return PlaceDir(resolve(record["src"]), resolve(record["dst"]),
+                            tuple(sorted(dict(record["files"]).items())))
         if op == "swap":
             return Swap(resolve(record["target"]), resolve(record["staged"]),
                         resolve(record["keep"]), record["old_sha256"], record["new_sha256"])
@@ -327,9 +400,9 @@ def step_of(record: dict) -> Step:
 
 
 def step_urls(step: Step) -> list[str]:
-    if isinstance(step, (MakeDir, WriteNew)):
+    if isinstance(step, (MakeDir, WriteNew, Scratch)):
         return [step.path.url]
-    if isinstance(step, Rename):
+    if isinstance(step, (Rename, PlaceDir)):
         return [step.src.url, step.dst.url]
     return [step.target.url, step.staged.url, step.keep.url]
 
@@ -402,6 +475,33 @@ def remove_empty_dir(loc: Location) -> bool:
         if loc.is_local and os.path.isdir(loc.path) and os.listdir(loc.path):
             return False
         raise
+
+
+def remove_tree(loc: Location) -> None:
+    """A directory and everything below it (a staging directory of this tool's own)."""
+    if loc.is_local:
+        import shutil
+
+        shutil.rmtree(loc.path)
+    else:
+        loc.fs.delete_dir(loc.path)
+    fault_point()
+
+
+def list_names(loc: Location) -> list[str]:
+    """The names of the files below a directory, relative to it."""
+    if loc.is_local:
+        out: list[str] = []
+        for top, _, files in os.walk(loc.path):
+            rel = os.path.relpath(top, loc.path)
+            out.extend(name if rel == "." else f"{rel}/{name}" for name in files)
+        return out
+    from pyarrow.fs import FileSelector, FileType
+
+    base = loc.path.rstrip("/") + "/"
+    return [i.path[len(base):] for i in loc.fs.get_file_info(FileSelector(loc.path,
+                                                                           recursive=True))
+            if i.type == FileType.File]
 
 
 def newest_change(loc: Location) -> float:

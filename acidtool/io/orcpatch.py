@@ -17,9 +17,12 @@ def metadata_items(items: dict[str, bytes]) -> bytes:
                     for k, v in items.items())
 
 
-def with_user_metadata(data: bytes, items: dict[str, bytes]) -> bytes:
-    """The ORC file ``data`` with ``items`` added to its user metadata."""
-    tail = parse_postscript(data, len(data))  # a ValueError (ProtoError) when it is not ORC
+def with_user_metadata(data: bytes, items: dict[str, bytes], file_size: int | None = None
+                       ) -> bytes:
+    """The ORC file ``data`` with ``items`` added to its user metadata. Only the bytes after
+    the footer change: ``data`` may be the file's last bytes (holding its postscript), of a
+    file of ``file_size`` bytes."""
+    tail = parse_postscript(data, file_size or len(data))  # a ValueError (ProtoError) when it is not ORC
     if not tail.footer_length:
         raise ValueError("ORC postscript without a footer length")
     footer_end = len(data) - 1 - tail.length
