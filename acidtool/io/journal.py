@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import posixpath
 import signal
 import time
 from dataclasses import dataclass
@@ -356,6 +357,10 @@ class PlaceDir:
             return problem
         if exists(self.src):
             return f"both {self.src.url} and {self.dst.url} exist: keep one by hand"
+        parent = Location(self.src.store, posixpath.dirname(self.src.path.rstrip("/")),
+                          self.src.url.rstrip("/").rsplit("/", 1)[0])
+        if not exists(parent):  # the staging directory, removed once the commit was done
+            MakeDir(parent).take()
         rename(self.dst, self.src)
         return None
 
