@@ -18,6 +18,7 @@ import argparse
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -180,6 +181,7 @@ def main() -> int:
         _landing(cwd)
         _insert_only(cwd)
         _datax(cwd)
+        shutil.copytree(cwd / "demo-table", cwd / "orders")  # compact.md writes to its own
         for page in [*sorted(DOCS.glob("*.md")), DOCS.parent / "README.md"]:
             old = page.read_text()
             new = render_generated(render(old, cwd))

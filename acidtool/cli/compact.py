@@ -167,7 +167,8 @@ def _text_result(result) -> str:
             data = [f for f in info["files"] if not f.startswith(("_", "."))]
             lines.append(f"{display(_label(p))}: wrote {name}: {info['rows']:,} "
                          f"{'rows' if plan.snapshot.insert_only else 'events'} in {len(data)} "
-                         f"data files, {human_bytes(info['bytes'])}")
+                         f"data file{'' if len(data) == 1 else 's'}, "
+                         f"{human_bytes(info['bytes'])}")
         lines.append(f"  {len(p.job.reads)} directories and files read are obsolete now "
                      "(Hive's Cleaner, or `acidtool repair --select ACID021 --apply`, removes "
                      "them)")

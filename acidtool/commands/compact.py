@@ -41,10 +41,13 @@ from ..io.journal import (
     PlaceDir,
     Scratch,
     Step,
+    exists,
     fault_point,
     read_journal,
+    remove_empty_dir,
     sha256_of,
     state_dir,
+    step_of,
 )
 from ..io.orc import ACID_COLUMNS, open_orc
 from ..io.plain import plain_batches
@@ -225,6 +228,12 @@ def _finish_stale(lock: TableLock) -> bool:
                        f"`acidtool undo {journal}`, then compact")
     require_journal_inside(records, resolve(records[0]["path"]))
     finish_interrupted(records)
+    for rec in records:  # a finished partition's staging directory, empty, left by the kill
+        for item in rec.get("actions", []) if rec.get("record") == "steps" else []:
+            for raw in item["steps"]:
+                step = step_of(raw)
+                if isinstance(step, Scratch) and exists(step.path):
+                    remove_empty_dir(step.path)
     Journal(journal).record(record="end", result="rolled back by the next compaction")
     return False
 

@@ -123,5 +123,8 @@ def plan_job(state: AcidState, kind: str | None, version: HiveVersion, *, reason
     if has_deletes:
         writes.append(Written(dir_name("delete_delta", low, high, visibility), "delete_delta",
                               compression))
+    if {w.name for w in writes} >= set(state.deltas):
+        return Job(None, f"already compacted: {', '.join(state.deltas)} are what a minor "
+                         "compaction would write", stops_below=stops_below)
     return Job("minor", reason or "asked for (--minor)", tuple(state.deltas), tuple(writes),
                low, high, stops_below)
