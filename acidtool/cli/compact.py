@@ -139,7 +139,8 @@ def _text_plan(plan) -> str:
             lines.append(f"{display(_label(p))}: {'BLOCKED' if job.blocked else 'nothing to do'}"
                          f": {job.reason}")
             continue
-        lines.append(f"{display(_label(p))}: {job.kind}: reads {', '.join(job.reads)} "
+        lines.append(f"{display(_label(p))}: {job.kind}: reads "
+                     f"{', '.join(display(r) for r in job.reads)} "
                      f"({p.files_in} files, {p.events_in:,} events)")
         lines.append(f"  writes {', '.join(w.name for w in job.writes)}")
         lines.append(f"  why: {job.reason}")
@@ -161,7 +162,7 @@ def _text_result(result) -> str:
     for p in plan.due:
         if p.partition in result.failed:
             lines.append(f"{display(_label(p))}: FAILED (rolled back, nothing committed): "
-                         f"{result.failed[p.partition]}")
+                         f"{display(result.failed[p.partition])}")
             continue
         for name, info in result.written.get(p.partition, {}).items():
             data = [f for f in info["files"] if not f.startswith(("_", "."))]
@@ -173,7 +174,7 @@ def _text_result(result) -> str:
                      "(Hive's Cleaner, or `acidtool repair --select ACID021 --apply`, removes "
                      "them)")
     for p in plan.blocked:
-        lines.append(f"{display(_label(p))}: BLOCKED: {p.job.reason}")
+        lines.append(f"{display(_label(p))}: BLOCKED: {display(p.job.reason)}")
     lines.append(f"journal: {result.journal} (`acidtool undo {result.journal}` removes what "
                  "was written)")
     return "\n".join(lines)

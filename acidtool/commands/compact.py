@@ -53,7 +53,12 @@ from ..io.orc import ACID_COLUMNS, open_orc
 from ..io.plain import plain_batches
 from .ls import PartitionState, inspect_table
 from .read import PartitionReader
-from .repair_apply import finish_interrupted, journal_unfinished, require_journal_inside
+from .repair_apply import (
+    finish_interrupted,
+    journal_unfinished,
+    require_journal_inside,
+    roll_back,
+)
 from .rownames import row_named, row_names_of
 from .target import Target
 
@@ -271,11 +276,14 @@ def _compact_one(plan: CompactPlan, p: PartitionJob, aid: str, journal: Journal,
                 taken.append(place)
                 place.take()
         journal.record(record="done", ids=[aid])
-        _remove_empty(staging)
+        try:
+            remove_empty_dir(staging)  # emptied by the renames
+        except OSError:
+            pass
         result.written[p.partition] = {w: {k: v for k, v in info.items() if k != "sha256"}
                                        for w, info in written.items()}
     except KeyboardInterrupt as exc:
-        problems = _roll_back(taken)
+        problems = roll_back(taken)
         with shielded():
             journal.record(record="interrupted", id=aid, problems=problems)
         raise Interrupted(f"interrupted while compacting {p.url}, which was rolled back"
@@ -283,31 +291,11 @@ def _compact_one(plan: CompactPlan, p: PartitionJob, aid: str, journal: Journal,
                           + f"; `acidtool undo {journal.path}` reverses what was finished",
                           15 if isinstance(exc, Terminated) else 2) from None
     except (AcidToolError, OSError, ValueError, pa.ArrowException) as exc:
-        problems = _roll_back(taken)
+        problems = roll_back(taken)
         reason = (str(exc) or type(exc).__name__) + (
             f" (roll-back problems: {'; '.join(problems)})" if problems else "")
         journal.record(record="failed", id=aid, reason=reason)
         result.failed[p.partition] = reason
-
-
-def _roll_back(steps: list[Step]) -> list[str]:
-    problems = []
-    with shielded():
-        for step in reversed(steps):
-            problem = step.reverse()
-            if problem:
-                problems.append(problem)
-    return problems
-
-
-def _remove_empty(loc: Location) -> None:
-    try:
-        if loc.is_local:
-            os.rmdir(loc.path)
-        else:
-            loc.fs.delete_dir(loc.path)
-    except OSError:
-        pass
 
 
 def _read_entries(part: PartitionState, job: Job) -> set:

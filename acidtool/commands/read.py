@@ -244,12 +244,7 @@ class PartitionReader:
     def _acid_batches(self, f: _File) -> Iterator[pa.RecordBatch]:
         src = self._open(f.rel)
         if src.is_acid:
-            for batch in _events(src, None, True, self.batch_rows, self.memory_limit is None):
-                batch = _normalise_acid(batch, self.row_names)
-                valid = self._valid(batch.column("currentTransaction"))
-                if valid.null_count or not pc.all(valid).as_py():
-                    batch = batch.filter(valid)
-                yield batch
+            yield from self._valid_events(src)
             return
         if f.kind == "acid":
             raise OrcReadError(f"{src.path}: Hive reads this file as ACID events, and it has "
@@ -430,17 +425,22 @@ class PartitionReader:
     def events_of(self, rel: str) -> Iterator[pa.RecordBatch]:
         """Every valid event of one data or delete delta file (a raw file's synthetic inserts),
         nothing merged away: what a minor compaction keeps."""
-        for f in self._files_by_rel().get(rel, []):
+        planned = self._files_by_rel.get(rel)
+        if planned is None:  # a delete delta's file
+            yield from self._valid_events(self._open(rel))
+        for f in planned or []:
             yield from self._acid_batches(f)
-        if rel not in self._files_by_rel():
-            src = self._open(rel)
-            for batch in _events(src, None, True, self.batch_rows, self.memory_limit is None):
-                batch = _normalise_acid(batch, self.row_names)
-                valid = self._valid(batch.column("currentTransaction"))
-                if valid.null_count or not pc.all(valid).as_py():
-                    batch = batch.filter(valid)
-                yield batch
 
+    def _valid_events(self, src) -> Iterator[pa.RecordBatch]:
+        """An ACID file's events whose currentTransaction the snapshot sees."""
+        for batch in _events(src, None, True, self.batch_rows, self.memory_limit is None):
+            batch = _normalise_acid(batch, self.row_names)
+            valid = self._valid(batch.column("currentTransaction"))
+            if valid.null_count or not pc.all(valid).as_py():
+                batch = batch.filter(valid)
+            yield batch
+
+    @functools.cached_property
     def _files_by_rel(self) -> dict[str, list[_File]]:
         buckets, legacy_events = self._plan
         out: dict[str, list[_File]] = {}

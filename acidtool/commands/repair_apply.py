@@ -149,7 +149,7 @@ def _steps_for(action: Action, plan: Plan, made: set[str]) -> list[Step]:
     return steps
 
 
-def _roll_back(steps: list[Step]) -> list[str]:
+def roll_back(steps: list[Step]) -> list[str]:
     """Reverse the steps taken of one action, last first, shielded from a second signal.
     Directories made are left (empty, in the quarantine; undo removes them): the actions
     journaled with this one may use them."""
@@ -325,7 +325,7 @@ def finish_interrupted(records: list[dict]) -> None:
     for rec in reversed(_step_records(records)):
         for item in reversed(rec["actions"]):
             if item["id"] not in done:
-                problems = _roll_back([step_of(s) for s in item["steps"]])
+                problems = roll_back([step_of(s) for s in item["steps"]])
                 if problems:
                     raise AcidToolError("the interrupted apply's unfinished action "
                                         f"{item['id']} could not be rolled back: "
@@ -395,7 +395,7 @@ def _take_action(action: Action, steps: list[Step], plan: Plan, journal: Journal
             taken.append(step)
             step.take()
     except KeyboardInterrupt as exc:
-        problems = _roll_back(taken)
+        problems = roll_back(taken)
         with shielded():
             journal.record(record="interrupted", id=action.id, problems=problems)
         raise Interrupted(f"interrupted during {action.id}, which was rolled back; run "
@@ -405,7 +405,7 @@ def _take_action(action: Action, steps: list[Step], plan: Plan, journal: Journal
     except (AcidToolError, OSError, ValueError) as exc:
         if isinstance(exc, JournalWriteError):
             raise
-        problems = _roll_back(taken)
+        problems = roll_back(taken)
         reason = f"failed and rolled back: {_what(exc)}" + (
             f" (roll-back problems: {'; '.join(problems)})" if problems else "")
         results[action.id] = ("failed", reason)
