@@ -108,6 +108,35 @@ def _datax(cwd: Path) -> None:
         os.utime(p, (old, old))
 
 
+def _hive2_warehouse(cwd: Path) -> None:
+    """A Hive 2 warehouse before its upgrade: a partition whose delta holds update events (as
+    Hive 2's legacy layout writes them), one with inserts only, a streaming table, and a
+    Spark file dropped into a table."""
+    from acidtool.core.bucket import encode_v1
+    from acidtool.io.acidwrite import Event, write_acid_file, write_plain_file
+
+    row = "struct<id:int,item:string,amount:double>"
+    wh = cwd / "hive2-warehouse" / "sales.db"
+
+    def put(rel: str, events: list) -> None:
+        (wh / rel).parent.mkdir(parents=True, exist_ok=True)
+        with open(wh / rel, "wb") as f:
+            write_acid_file(f, row, events, hive_version="2")
+
+    b0 = encode_v1(0)
+    put("orders/ds=2026-11-01/delta_0000001_0000001/bucket_00000",
+        [Event(0, 1, b0, i, 1, (i, "tea", 3.5)) for i in range(3)])
+    put("orders/ds=2026-11-01/delta_0000004_0000004/bucket_00000",
+        [Event(1, 1, b0, 0, 4, (0, "tea", 4.0)), Event(2, 1, b0, 2, 4, None)])
+    put("orders/ds=2026-11-02/delta_0000002_0000002/bucket_00000",
+        [Event(0, 2, b0, 0, 2, (9, "rice", 2.0))])
+    put("clicks/delta_0000003_0000012/bucket_00000",
+        [Event(0, 3, b0, i, 3, (i, "click", 0.0)) for i in range(2)])
+    (wh / "clicks/delta_0000003_0000012/bucket_00000_flush_length").write_bytes(b"\0" * 8)
+    with open(wh / "clicks/part-00000-5b1e.c000.snappy.orc", "wb") as f:
+        write_plain_file(f, row, [(7, "spark", 1.0)])
+
+
 GENERATED = re.compile(r"(<!-- generated: (?P<name>[\w-]+) -->)(?P<body>.*?)(<!-- end -->)", re.S)
 _READS = {
     "names": "the listing only (one recursive call per PATH)",
@@ -181,6 +210,7 @@ def main() -> int:
         _landing(cwd)
         _insert_only(cwd)
         _datax(cwd)
+        _hive2_warehouse(cwd)
         shutil.copytree(cwd / "demo-table", cwd / "orders")  # compact.md writes to its own
         for page in [*sorted(DOCS.glob("*.md")), DOCS.parent / "README.md"]:
             old = page.read_text()

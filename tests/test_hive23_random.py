@@ -14,12 +14,11 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from .helpers.hive23 import Hive23, acidtool_read
+from .helpers.hive23 import BUCKETS, Hive23, acidtool_read, write_history
 from .helpers.runner import run
 
 pytestmark = pytest.mark.spark
 
-BUCKETS = 2
 
 
 @pytest.fixture(scope="module")
@@ -32,47 +31,13 @@ statement = st.tuples(st.sampled_from(["insert", "insert", "update", "delete"]),
 history = st.lists(st.lists(statement, min_size=1, max_size=2), min_size=1, max_size=5)
 
 
-def write(hive: Hive23, table: Path, transactions, split_update: bool) -> None:
-    live: dict[int, list[tuple[int, int]]] = {b: [] for b in range(BUCKETS)}  # (txn, rowId)
-    next_id = 0
-    for txn, statements in enumerate(transactions, start=1):
-        used_buckets = set()
-        added: dict[int, list[tuple[int, int]]] = {b: [] for b in range(BUCKETS)}
-        for stmt, (op, bucket, count) in enumerate(statements):
-            if bucket in used_buckets:
-                continue  # Hive 2.3 row ids of one bucket would repeat across statements
-            targets = sorted(live[bucket])[:count] if op != "insert" else []
-            if op != "insert" and not targets:
-                continue
-            used_buckets.add(bucket)
-            u = hive.updater(str(table), txn, bucket=bucket, statement=stmt,
-                             split_update=split_update)
-            if op == "insert":
-                for row_id in range(count):
-                    u.insert(txn, hive.row(next_id, f"t{txn}-{row_id}"))
-                    added[bucket].append((txn, row_id))
-                    next_id += 1
-            else:
-                for otid, row_id in targets:
-                    rid = hive.row_id(otid, bucket, row_id)
-                    if op == "update":
-                        u.update(txn, hive.row(next_id, f"updated in {txn}", rid))
-                        next_id += 1
-                    else:
-                        u.delete(txn, hive.row(0, "", rid))
-                    live[bucket].remove((otid, row_id))
-            u.close(False)
-        for b in range(BUCKETS):
-            live[b].extend(added[b])
-
-
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                  HealthCheck.data_too_large])
 @given(history, st.booleans(), st.data())
 def test_random_hive_tables_read_and_validate(hive, transactions, split_update, data):
     table = Path(tempfile.mkdtemp(prefix="acid-hive23-random-")) / "t"
     try:
-        write(hive, table, transactions, split_update)
+        write_history(hive, table, transactions, split_update)
         if not table.exists():
             return  # every statement was skipped: nothing written
         top = len(transactions)

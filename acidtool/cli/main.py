@@ -25,7 +25,8 @@ from ..core.errors import (
 from .app import app, decode_app, note, silence_stdout
 
 # Each module registers its commands; --help lists them in this order.
-for _module in ("inspect", "check", "plan", "compact", "rows", "write", "repair", "decode"):
+for _module in ("inspect", "check", "plan", "compact", "upgrade", "rows", "write", "repair",
+                "decode"):
     importlib.import_module(f"{__package__}.{_module}")
 app.add_typer(decode_app, name="decode")
 

@@ -77,7 +77,7 @@ def compaction_plan(paths: Sequence[str], target: Target, settings: Settings, *,
             tables = [("", split_partitions(list_tree(loc))[0])]
         for root, parts in tables:
             tloc = loc.child(root) if root else loc
-            name, source, snap, props = _table_of(tloc.url, target, table, metastore,
+            name, source, snap, props = table_of(tloc.url, target, table, metastore,
                                                   first=not recursive and path == paths[0])
             chosen = settings.for_table(props)
             jobs.extend((tloc.url, name, source, snap, chosen, part) for part in parts)
@@ -104,8 +104,8 @@ def _judge(jobs: list[tuple]) -> list[Row]:
     return out
 
 
-def _table_of(url: str, target: Target, table: str | None, metastore: str | None,
-              first: bool) -> tuple[str, str, Snapshot, dict | None]:
+def table_of(url: str, target: Target, table: str | None, metastore: str | None,
+             first: bool) -> tuple[str, str, Snapshot, dict | None]:
     """(name, where the name came from, the snapshot, the table's properties)."""
     if first and target.table is not None:
         return target.table.full_name, "metastore", target.snapshot, target.table.parameters

@@ -5,7 +5,6 @@ hive-common first on the classpath (see ../shared/hive23-notes.md)."""
 
 from __future__ import annotations
 
-
 from .hivejvm import acidtool_rows, compaction_inputs, merged_scan, wait_for_output
 
 
@@ -74,6 +73,46 @@ class Hive23:
         job.set("bucket_count", str(buckets))
         job.set("hive.orc.splits.include.fileid", "false")
         return merged_scan(j, job, TRANSACTION_KEY)
+
+
+BUCKETS = 2
+
+
+def write_history(hive: Hive23, table, transactions, split_update: bool) -> None:
+    """Write ``transactions`` (each a list of (op, bucket, count) statements: insert, update or
+    delete of rows committed earlier) with Hive 2.3's OrcRecordUpdater, the way Hive's SQL
+    layer does: one bucket per statement, its events in ROW__ID order."""
+    live: dict[int, list[tuple[int, int]]] = {b: [] for b in range(BUCKETS)}  # (txn, rowId)
+    next_id = 0
+    for txn, statements in enumerate(transactions, start=1):
+        used_buckets = set()
+        added: dict[int, list[tuple[int, int]]] = {b: [] for b in range(BUCKETS)}
+        for stmt, (op, bucket, count) in enumerate(statements):
+            if bucket in used_buckets:
+                continue  # Hive 2.3 row ids of one bucket would repeat across statements
+            targets = sorted(live[bucket])[:count] if op != "insert" else []
+            if op != "insert" and not targets:
+                continue
+            used_buckets.add(bucket)
+            u = hive.updater(str(table), txn, bucket=bucket, statement=stmt,
+                             split_update=split_update)
+            if op == "insert":
+                for row_id in range(count):
+                    u.insert(txn, hive.row(next_id, f"t{txn}-{row_id}"))
+                    added[bucket].append((txn, row_id))
+                    next_id += 1
+            else:
+                for otid, row_id in targets:
+                    rid = hive.row_id(otid, bucket, row_id)
+                    if op == "update":
+                        u.update(txn, hive.row(next_id, f"updated in {txn}", rid))
+                        next_id += 1
+                    else:
+                        u.delete(txn, hive.row(0, "", rid))
+                    live[bucket].remove((otid, row_id))
+            u.close(False)
+        for b in range(BUCKETS):
+            live[b].extend(added[b])
 
 
 def compact(hive: Hive23, table: str, kind: str, txns: str, timeout: float = 90.0) -> None:
