@@ -205,8 +205,66 @@ def test_killed_at_every_fault_point_leaves_the_table_readable(tmp_path, kill_at
         assert rows(t, "3", SNAP) == before
 
 
-def test_refuses_spark_and_both_kinds(tmp_path):
+def test_refuses_a_master_without_spark_and_both_kinds(tmp_path):
     t = table(tmp_path)
     assert run("compact", t, "--major", "--minor").code == 2
-    result = run("compact", t, "--spark")
-    assert result.code == 2 and "not built yet" in result.err
+    result = run("compact", t, "--master", "local[2]")
+    assert result.code == 2 and "--master goes with --spark" in result.err
+
+
+def _files(root: Path) -> dict:
+    """Every file of the directories a compaction wrote, with its bytes' hash."""
+    import hashlib
+
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("version,kind", [("3", "--major"), ("3", "--minor"), ("4", "--major"),
+                                          ("4", "--minor")])
+def test_spark_writes_the_same_bytes_as_in_process(spark, tmp_path, version, kind):
+    """One task per (partition, bucket) on local[2]: the same files, byte for byte, as the
+    in-process compaction of a copy; then read, undo and the staging directory as in process."""
+    import shutil
+
+    here = table(tmp_path, version)
+    there = Path(shutil.copytree(here, tmp_path / "s"))
+    before = rows(here, version, SNAP)
+    a = run("compact", here, kind, "--hive-version", version, "--write-ids", SNAP, "--apply")
+    b = run("compact", there, kind, "--hive-version", version, "--write-ids", SNAP, "--apply",
+            "--spark", "--master", "local[2]", "--journal", tmp_path / "s.jsonl")
+    assert a.code == 0 and b.code == 0, (a.err, b.err)
+    assert _files(here) == _files(there)
+    assert rows(there, version, SNAP) == before
+    assert not [n for n in os.listdir(there) if n.startswith("_acidtool_staging_")]
+    assert run("undo", tmp_path / "s.jsonl").code == 0
+    assert _files(there) == _files(table(tmp_path / "fresh", version))
+
+
+@pytest.mark.spark
+def test_spark_compacts_legacy_and_insert_only_tables(spark, tmp_path):
+    import pyarrow as pa
+    import pyarrow.orc as po
+
+    t = tmp_path / "mm"
+    for w in (1, 2, 3):
+        d = t / f"delta_{w:07d}_{w:07d}_0000"
+        d.mkdir(parents=True)
+        po.write_table(pa.table({"id": [w, w * 10]}), str(d / "000000_0"))
+    before = sorted(run("read", t, "--insert-only").out.splitlines())
+    result = run("compact", t, "--major", "--insert-only", "--apply", "--spark", "--master",
+                 "local[2]")
+    assert result.code == 0, result.err
+    assert sorted(run("read", t, "--insert-only").out.splitlines()) == before
+    legacy = write(tmp_path / "legacy", {
+        f"delta_{w:07d}_{w:07d}/bucket_0000{b}": acid(events(w, 2, bucket=b, v0=True),
+                                                      hive_version="2")
+        for w in (1, 2) for b in (0, 1)})
+    before = run("read", legacy, "--hive-version", "2", "--with-row-id").out
+    result = run("compact", legacy, "--major", "--hive-version", "2", "--apply", "--spark",
+                 "--master", "local[2]")
+    assert result.code == 0, result.err
+    assert sorted(os.listdir(legacy / "base_0000002")) == ["bucket_00000", "bucket_00001"]
+    after = run("read", legacy, "--hive-version", "2", "--with-row-id").out
+    assert sorted(after.splitlines()) == sorted(before.splitlines())

@@ -48,9 +48,13 @@ def compact_command(
     partition: Optional[str] = typer.Option(None, "--partition", help="Only this partition, "
                                             "k=v[/k2=v2]."),
     insert_only: bool = INSERT_ONLY,
-    spark: bool = typer.Option(False, "--spark", help="Not built yet: compaction runs in this "
-                               "process (streamed, one bucket at a time)."),
-    master: Optional[str] = typer.Option(None, "--master", help="With --spark: the master."),
+    spark: bool = typer.Option(False, "--spark", help="Write the bucket files on Spark's "
+                               "executors, one task per (partition, bucket), with the same "
+                               "merge as in process; the driver commits. The staging "
+                               "directory is inside the table, so executors must reach it "
+                               "(HDFS, an object store, or a local path with local[N])."),
+    master: Optional[str] = typer.Option(None, "--master", help="With --spark: the Spark "
+                                         "master (default local[*])."),
     do_apply: bool = typer.Option(False, "--apply", help="Write the compacted directories. "
                                   "Without it nothing is written (not even a lock)."),
     journal: Optional[str] = typer.Option(None, "--journal", help="The journal file (local). "
@@ -76,6 +80,7 @@ def compact_command(
       acidtool compact /warehouse/shop.db/orders
       acidtool compact /warehouse/shop.db/orders --major --write-ids 'shop.orders:9:10:10:' --apply
       acidtool compact /warehouse/t --partition ds=2024-01-01 --minor --apply --format json
+      acidtool compact hdfs://nn:8020/warehouse/t --major --apply --spark --master yarn
       acidtool undo ~/.local/state/acidtool/journals/compact-RUN.jsonl
 
     Exit status: without --apply, 0 nothing to compact, 1 something to compact; with --apply,
@@ -88,14 +93,13 @@ def compact_command(
     if major and minor:
         raise UsageError("--major and --minor: give one (or neither, for the Initiator's "
                          "choice)")
-    if spark or master:
-        raise UsageError("compact --spark is not built yet: compaction runs in this process, "
-                         "streamed a bucket at a time (drop --spark)")
+    if master and not spark:
+        raise UsageError("--master goes with --spark")
     target = resolve(path, metastore=metastore, hive_version=hive_version,
                      write_ids=write_ids, txns=txns, insert_only=insert_only)
     snapshot_note(target.snapshot)
     opts = CompactOptions("major" if major else "minor" if minor else None,
-                          partition, journal)
+                          partition, journal, spark=(master or "") if spark else None)
     if not do_apply:
         plan = plan_compaction(target, opts)
         if fmt is CompactFormat.json:

@@ -16,24 +16,21 @@ is written again from memory, sorted.
 
 from __future__ import annotations
 
+import functools
 import os
-import shutil
-import tempfile
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Callable
 
-import numpy as np
 import pyarrow as pa
 
-from ..core.compact import Job, Written, plan_job, stops_below
+from ..core.compact import Job, plan_job, stops_below
 from ..core.compaction import Settings, compactor_snapshot, decide
 from ..core.errors import AcidToolError, Interrupted, PathError, Terminated, UsageError
-from ..core.names import ACIDTOOL_STAGING_PREFIX, FLUSH_LENGTH_SUFFIX, bucket_file_name
+from ..core.names import ACIDTOOL_STAGING_PREFIX, bucket_file_name
 from ..core.snapshot import Snapshot
 from ..io.commit import LockedError, TableLock, exclusive_journal, require_inside, shielded, table_of
-from ..io.eventwriter import EventFileWriter
 from ..io.fs import Location, resolve
 from ..io.journal import (
     JOURNAL_VERSION,
@@ -45,12 +42,21 @@ from ..io.journal import (
     fault_point,
     read_journal,
     remove_empty_dir,
-    sha256_of,
     state_dir,
     step_of,
 )
-from ..io.orc import ACID_COLUMNS, open_orc
-from ..io.plain import plain_batches
+from .compact_write import (
+    ACID_VERSION_FILE,
+    COMPACTED_MARKER,
+    METADATA_FILE,
+    bucket_jobs,
+    event_schema,
+    files_read,
+    on_executor,
+    put_file,
+    reader_of,
+    run_jobs,
+)
 from .ls import PartitionState, inspect_table
 from .read import PartitionReader
 from .repair_apply import (
@@ -59,12 +65,7 @@ from .repair_apply import (
     require_journal_inside,
     roll_back,
 )
-from .rownames import row_named, row_names_of
 from .target import Target
-
-ACID_VERSION_FILE = "_orc_acid_version"
-METADATA_FILE = "_metadata_acid"
-COMPACTED_MARKER = b'{"thisFileVersion":"0","dataFormat":"compacted"}'
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,7 @@ class CompactOptions:
     journal: str | None = None
     visibility: int | None = None  # Hive 4: the compactor's transaction (``_vT``)
     settings: Settings = field(default_factory=Settings.of)
+    spark: str | None = None  # write the bucket files on Spark: its master ("": the default)
 
 
 @dataclass(frozen=True)
@@ -146,7 +148,7 @@ def plan_compaction(target: Target, opts: CompactOptions) -> CompactPlan:
         job = plan_job(part.state, kind, snap.hive_version, reason=reason,
                        insert_only=snap.insert_only, visibility=opts.visibility,
                        stops_below=stop)
-        files = _files_read(part, job) if job.kind else []
+        files = files_read(part, job) if job.kind else []
         events = 0
         if files and not snap.insert_only:
             reader = PartitionReader(part, compactor)
@@ -156,20 +158,6 @@ def plan_compaction(target: Target, opts: CompactOptions) -> CompactPlan:
         out.append(PartitionJob(part.partition, part.location.url, job, len(files), events))
     names = tuple(target.column_names) if target.column_names else None
     return CompactPlan(target.url, snap, compactor, tuple(out), names)
-
-
-def _files_read(part: PartitionState, job: Job) -> list[str]:
-    """The data files (relative to the partition) in what the job reads."""
-    out = []
-    for name in job.reads:
-        entry = part.state.entry(name)
-        if not entry.is_dir:
-            out.append(name)
-            continue
-        out.extend(f"{name}/{f.path}" for f in entry.files
-                   if not any(c.startswith(("_", ".")) for c in f.path.split("/"))
-                   and not f.path.endswith(FLUSH_LENGTH_SUFFIX))
-    return out
 
 
 # ------------------------------------------------------------------------------------------------
@@ -207,7 +195,7 @@ def compact(target: Target, opts: CompactOptions,
                 if progress:
                     progress(f"{p.job.kind} compaction of {p.partition or '(table root)'}: "
                              f"{p.files_in} files, {p.events_in:,} events")
-                _compact_one(plan, p, ids[p.partition], journal, result)
+                _compact_one(plan, p, ids[p.partition], journal, result, opts.spark)
             journal.record(record="end", result="ok" if result.ok else "failed")
         finally:
             journal.close()
@@ -248,7 +236,7 @@ class _Refused(LockedError):
 
 
 def _compact_one(plan: CompactPlan, p: PartitionJob, aid: str, journal: Journal,
-                 result: CompactResult) -> None:
+                 result: CompactResult, spark: str | None) -> None:
     ploc = resolve(p.url)
     table = table_of(ploc)
     staging = ploc.child(f"{ACIDTOOL_STAGING_PREFIX}{uuid.uuid4().hex[:12]}")
@@ -261,7 +249,7 @@ def _compact_one(plan: CompactPlan, p: PartitionJob, aid: str, journal: Journal,
         taken.append(scratch)
         scratch.take()
         (part,) = inspect_table(p.url, plan.compactor).partitions
-        written = _write_outputs(plan, p, part, staging)
+        written = _write_outputs(plan, p, part, staging, spark)
         fault_point()  # everything staged
         _require_unchanged(plan, p, _read_entries(part, p.job))
         # a delete delta goes in before its delta: each alone hides rows, so the two renames
@@ -323,224 +311,38 @@ def _require_unchanged(plan: CompactPlan, p: PartitionJob, was: set) -> None:
 
 
 def _write_outputs(plan: CompactPlan, p: PartitionJob, part: PartitionState,
-                   staging: Location) -> dict[str, dict]:
-    """Every directory of the job, written into ``staging``; name -> {rows, files, bytes,
-    sha256: {file: hash}}."""
+                   staging: Location, spark: str | None) -> dict[str, dict]:
+    """Every directory of the job, written into ``staging`` (its bucket files in this process,
+    or with ``spark`` (the master, "" for the default) by Spark's executors); name -> {rows,
+    files, bytes, sha256: {file: hash}}."""
     version = plan.snapshot.hive_version
-    reader = PartitionReader(part, plan.compactor)
-    names = row_names_of(reader.row_layouts())
-    if names and plan.column_names and len(names) <= len(plan.column_names):
-        names = list(plan.column_names[:len(names)])
-    reader.row_names = names
-    local = staging.path if staging.is_local else tempfile.mkdtemp(prefix="acidtool-compact-")
-    out: dict[str, dict] = {}
-    try:
-        for w in p.job.writes:
-            os.makedirs(os.path.join(local, w.name))
-        first = p.job.writes[0]
-        if plan.snapshot.insert_only:
-            rows = {first.name: _write_plain(reader, _files_read(part, p.job),
-                                             os.path.join(local, first.name), first, version)}
-        elif p.job.kind == "major":
-            rows = {first.name: _write_major(reader, p, os.path.join(local, first.name),
-                                             first, version)}
-        else:
-            rows = _write_minor(reader, p, local, version)
-        for w in p.job.writes:
-            d = os.path.join(local, w.name)
-            if version.writes_acid_version and not plan.snapshot.insert_only:
-                _write_small(os.path.join(d, ACID_VERSION_FILE), b"2")
-            if w.kind == "base" and version.reads_base_markers:
-                _write_small(os.path.join(d, METADATA_FILE), COMPACTED_MARKER)
-            hashes, size = {}, 0
-            for name in sorted(os.listdir(d)):
-                path = os.path.join(d, name)
-                hashes[name] = _sha256_file(path)
-                size += os.path.getsize(path)
-            out[w.name] = {"rows": rows[w.name], "files": sorted(hashes), "bytes": size,
-                           "sha256": hashes}
-        if not staging.is_local:
-            _upload(local, staging)
-            for w in p.job.writes:
-                for name, digest in out[w.name]["sha256"].items():
-                    if sha256_of(staging.child(w.name).child(name)) != digest:
-                        raise PathError(f"{staging.url}/{w.name}/{name}: the upload does not "
-                                        "hold the bytes written")
-    finally:
-        if not staging.is_local:
-            shutil.rmtree(local, ignore_errors=True)
-    return out
+    insert_only = plan.snapshot.insert_only
+    reader = reader_of(part, plan.compactor, plan.column_names)
+    jobs = bucket_jobs(reader, p.job, insert_only)
+    schema = None if insert_only else event_schema(reader, files_read(part, p.job))
+    if spark is None:
+        staged = run_jobs(reader, jobs, schema, version, staging)
+    else:
+        from .spark_jobs import spark_map
 
-
-def _write_small(path: str, data: bytes) -> None:
-    with open(path, "xb") as f:
-        f.write(data)
-
-
-def _sha256_file(path: str) -> str:
-    import hashlib
-
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def _upload(local: str, staging: Location) -> None:
-    from pyarrow.fs import LocalFileSystem, copy_files
-
-    copy_files(local, staging.path, source_filesystem=LocalFileSystem(),
-               destination_filesystem=staging.fs)
-
-
-def _event_schema(reader: PartitionReader, files: list[str]) -> pa.Schema:
-    """The ACID event schema of the first ACID file read (the row struct named as read)."""
-    for rel in files:
-        src = open_orc(reader.part.location, rel)
-        if src.is_acid:
-            row = src.schema.field(5).type
-            if reader.row_names and pa.types.is_struct(row) and \
-                    row.num_fields == len(reader.row_names):
-                row = pa.struct([row.field(i).with_name(n)
-                                 for i, n in enumerate(reader.row_names)])
-            return pa.schema([pa.field(n, t) for n, t in zip(
-                ACID_COLUMNS, [pa.int32(), pa.int64(), pa.int32(), pa.int64(), pa.int64(),
-                               row])])
-        names = list(src.schema.names)
-        row = pa.struct([src.schema.field(i).with_name(n) for i, n in
-                         enumerate(reader.row_names or names)])
-        return pa.schema(list(zip(ACID_COLUMNS, [pa.int32(), pa.int64(), pa.int32(),
-                                                 pa.int64(), pa.int64(), row])))
-    raise UsageError(f"{reader.part.location.url}: nothing to compact (no data file)")
-
-
-def _write_major(reader: PartitionReader, p: PartitionJob, directory: str, w: Written,
-                 version) -> int:
-    schema = _event_schema(reader, _files_read(reader.part, p.job))
-    rows = 0
-    for unit in reader.compaction_units():
-        bucket = unit[1]
-        path = os.path.join(directory, bucket_file_name(bucket))
-        rows += _write_sorted(path, schema, version, w.compression,
-                              _again(reader.unit_events, unit), current_desc=False)
-    if rows == 0 and not os.listdir(directory):
-        # a base with no rows still holds a file: Hive 4 never sees an empty directory
-        EventFileWriter(os.path.join(directory, bucket_file_name(0)), schema, version,
-                        w.compression).finish()
-    return rows
-
-
-def _write_minor(reader: PartitionReader, p: PartitionJob, local: str, version
-                 ) -> dict[str, int]:
-    wanted = set(p.job.reads)
-    files = _files_read(reader.part, p.job)
-    schema = _event_schema(reader, files)
-    by_kind = {w.kind: w for w in p.job.writes}
-    legacy = "delete_delta" not in by_kind
-    totals = {w.name: 0 for w in p.job.writes}
-    for bucket, (data, deletes) in sorted(reader.bucket_files().items()):
-        data = [r for r in data if r.split("/", 1)[0] in wanted]
-        deletes = [r for r in deletes if r.split("/", 1)[0] in wanted]
-        for kind, rels in (("delta", data), ("delete_delta", deletes)):
-            if not rels:
-                continue
-            w = by_kind["delta" if legacy else kind]
-            path = os.path.join(local, w.name, bucket_file_name(bucket))
-            totals[w.name] += _write_sorted(path, schema, version, w.compression,
-                                            _again(_events_of_files, reader, rels),
-                                            current_desc=True)
+        work = functools.partial(on_executor, p.url, plan.compactor, plan.column_names, schema,
+                                 staging.url)
+        staged = [s for _, done in spark_map(work, jobs, spark or None, most=1) for s in done]
     for w in p.job.writes:
-        d = os.path.join(local, w.name)
-        if not os.listdir(d):
-            EventFileWriter(os.path.join(d, bucket_file_name(0)), schema, version,
-                            w.compression).finish()
-    return totals
-
-
-def _write_plain(reader: PartitionReader, files: list[str], directory: str, w: Written,
-                 version) -> int:
-    """An insert-only table: the rows of its files, one after another, into one file."""
-    writer: EventFileWriter | None = None
-    path = os.path.join(directory, "000000_0")
-    for rel in files:
-        for batch in plain_batches(reader.part.location, rel, reader.batch_rows):
-            row = row_named(pa.StructArray.from_arrays(batch.columns, names=batch.schema.names),
-                            reader.row_names)
-            table = pa.table({f.name: row.field(i) for i, f in enumerate(row.type)})
-            if writer is None:
-                writer = EventFileWriter(path, table.schema, version, w.compression, plain=True)
-            writer.write(table)
-    if writer is None:
-        raise UsageError(f"{reader.part.location.url}: the insert-only files read hold no "
-                         "rows to compact")
-    writer.finish()
-    return writer.rows
-
-
-def _again(function: Callable, *args) -> Callable[[], Iterable]:
-    """A source of batches that can be read again (a bucket written a second time)."""
-    return lambda: function(*args)
-
-
-def _events_of_files(reader: PartitionReader, rels: list[str]) -> Iterable:
-    for rel in rels:
-        yield from reader.events_of(rel)
-
-
-def _write_sorted(path: str, schema: pa.Schema, version, compression: str,
-                  batches: Callable[[], Iterable], current_desc: bool) -> int:
-    """Stream events into one file, checking that they come in Hive's order; when they do not,
-    write the file again from memory, sorted. The rows written."""
-    writer = EventFileWriter(path, schema, version, compression)
-    last = None
-    ordered = True
-    for batch in batches():
-        if not batch.num_rows:
-            continue
-        ok, last = _in_order(batch, last, current_desc)
-        if not ok:
-            ordered = False
-            break
-        writer.write(batch)
-    if ordered:
-        if writer.rows == 0:
-            writer.writer.close()
-            os.unlink(path)
-            return 0
-        writer.finish()
-        return writer.rows
-    writer.writer.close()
-    os.unlink(path)
-    table = pa.concat_tables([pa.Table.from_batches([b]) if isinstance(b, pa.RecordBatch)
-                              else b for b in batches() if b.num_rows],
-                             promote_options="permissive")
-    keys = [("originalTransaction", "ascending"), ("bucket", "ascending"),
-            ("rowId", "ascending")]
-    if current_desc:
-        keys.append(("currentTransaction", "descending"))
-    table = table.take(pa.compute.sort_indices(table, sort_keys=keys))
-    writer = EventFileWriter(path, schema, version, compression)
-    writer.write(table)
-    writer.finish()
-    return writer.rows
-
-
-def _in_order(batch, last, current_desc: bool) -> tuple[bool, tuple | None]:
-    """Whether a batch's keys (originalTransaction, bucket, rowId[, -currentTransaction])
-    never go down, from the last key before it."""
-    cols = [np.asarray(batch.column(k)) for k in ("originalTransaction", "bucket", "rowId")]
-    if current_desc:
-        cols.append(-np.asarray(batch.column("currentTransaction")))
-    if last is not None:
-        cols = [np.concatenate([[v], c]) for v, c in zip(last, cols)]
-    if len(cols[0]) > 1:
-        greater = np.zeros(len(cols[0]) - 1, dtype=bool)
-        equal = np.ones(len(cols[0]) - 1, dtype=bool)
-        for c in cols:
-            greater |= equal & (c[1:] > c[:-1])
-            equal &= c[1:] == c[:-1]
-        if not (greater | equal).all():
-            return False, last
-    return True, tuple(int(c[-1]) for c in cols)
-
+        if not any(s.directory == w.name for s in staged):
+            if insert_only:
+                raise UsageError(f"{p.url}: the insert-only files read hold no rows to compact")
+            # a directory with no rows still holds a file: Hive 4 never sees an empty one
+            staged.append(put_file(staging, w.name, bucket_file_name(0), None, schema, version,
+                                   w.compression))
+        if version.writes_acid_version and not insert_only:
+            staged.append(put_file(staging, w.name, ACID_VERSION_FILE, b"2"))
+        if w.kind == "base" and version.reads_base_markers:
+            staged.append(put_file(staging, w.name, METADATA_FILE, COMPACTED_MARKER))
+    out: dict[str, dict] = {}
+    for w in p.job.writes:
+        mine = sorted((s for s in staged if s.directory == w.name), key=lambda s: s.file)
+        out[w.name] = {"rows": sum(s.rows for s in mine), "files": [s.file for s in mine],
+                       "bytes": sum(s.size for s in mine),
+                       "sha256": {s.file: s.sha256 for s in mine}}
+    return out
