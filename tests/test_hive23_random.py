@@ -55,3 +55,32 @@ def test_random_hive_tables_read_and_validate(hive, transactions, split_update, 
         assert errors == [], transactions
     finally:
         shutil.rmtree(table.parent)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.data_too_large])
+@given(history, st.booleans(), st.sampled_from(["--major", "--minor"]), st.data())
+def test_hive_reads_the_same_rows_after_acidtool_compacts_its_tables(hive, transactions,
+                                                                      split_update, kind, data):
+    """Random tables written by Hive 2.3's own writer, compacted by acidtool (major or minor,
+    at a snapshot with open or aborted transactions): Hive 2.3's reader returns the same rows
+    and ROW__IDs as before, at that snapshot and at every later one."""
+    table = Path(tempfile.mkdtemp(prefix="acid-hive23-compact-")) / "t"
+    try:
+        write_history(hive, table, transactions, split_update)
+        if not table.exists():
+            return
+        top = len(transactions)
+        exceptions = data.draw(st.lists(st.integers(1, top), max_size=2, unique=True))
+        txns = ":".join(map(str, [top, 9223372036854775807, *sorted(exceptions)]))
+        later = ":".join(map(str, [top + 5, 9223372036854775807, *sorted(exceptions)]))
+        before = {s: hive.read(str(table), s, buckets=BUCKETS, split_update=split_update)
+                  for s in (txns, later)}
+        result = run("compact", table, kind, "--hive-version", "2", "--txns", txns, "--apply")
+        assert result.code == 0, result.err
+        event(f"{kind}: {'wrote' if 'wrote' in result.out else 'nothing to do'}")
+        for s, rows in before.items():
+            assert hive.read(str(table), s, buckets=BUCKETS, split_update=split_update) == rows
+            assert acidtool_read(table, s) == rows
+    finally:
+        shutil.rmtree(table.parent)

@@ -151,6 +151,9 @@ def _text_plan(plan) -> str:
         if job.stops_below is not None:
             lines.append(f"  write id {job.stops_below} is open: the compaction reads only "
                          f"below it, as Hive's compactor does")
+    if plan.due and plan.transactional:
+        lines.append("with --apply: in a compactor transaction T of the metastore, as Hive 4's "
+                     "compactor; the directories get Hive 4's _vT suffix")
     if plan.due:
         lines.append("run again with --apply to write it")
     return "\n".join(lines)
@@ -179,6 +182,10 @@ def _text_result(result) -> str:
                      "them)")
     for p in plan.blocked:
         lines.append(f"{display(_label(p))}: BLOCKED: {display(p.job.reason)}")
+    if result.transaction is not None:
+        lines.append(f"metastore: compactor transaction {result.transaction} "
+                     + ("committed: Hive 4 reads the _v" f"{result.transaction:07d} directories"
+                        if result.committed else "aborted (nothing was written)"))
     lines.append(f"journal: {result.journal} (`acidtool undo {result.journal}` removes what "
                  "was written)")
     return "\n".join(lines)
@@ -196,6 +203,8 @@ def _json(plan, result) -> dict:
         "path": plan.path, "hive_version": plan.snapshot.hive_version,
         "snapshot": plan.snapshot.describe(), "compactor_snapshot": plan.compactor.describe(),
         "applied": result is not None, "journal": result.journal if result else None,
+        "transaction": result.transaction if result else None,
+        "committed": result.committed if result else False,
         "summary": {"partitions": len(plan.parts), "due": len(plan.due),
                     "major": sum(p.job.kind == "major" for p in plan.parts),
                     "minor": sum(p.job.kind == "minor" for p in plan.parts),

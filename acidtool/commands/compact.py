@@ -20,7 +20,7 @@ import functools
 import os
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 import pyarrow as pa
@@ -98,6 +98,7 @@ class CompactPlan:
     compactor: Snapshot  # the compactor's, made of it
     parts: tuple[PartitionJob, ...]
     column_names: tuple[str, ...] | None = None
+    transactional: bool = False  # --apply runs in a compactor transaction (Hive 4's _vT)
 
     @property
     def due(self) -> list[PartitionJob]:
@@ -115,6 +116,8 @@ class CompactResult:
     written: dict[str, dict] = field(default_factory=dict)  # partition -> what was written
     failed: dict[str, str] = field(default_factory=dict)  # partition -> why
     elapsed: float = 0.0
+    transaction: int | None = None  # the metastore's compactor transaction (Hive 4)
+    committed: bool = False  # ... and whether it committed
 
     @property
     def ok(self) -> bool:
@@ -157,7 +160,8 @@ def plan_compaction(target: Target, opts: CompactOptions) -> CompactPlan:
                 events += footer.rows if footer is not None else 0
         out.append(PartitionJob(part.partition, part.location.url, job, len(files), events))
     names = tuple(target.column_names) if target.column_names else None
-    return CompactPlan(target.url, snap, compactor, tuple(out), names)
+    return CompactPlan(target.url, snap, compactor, tuple(out), names,
+                       _takes_transaction(target))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -167,42 +171,90 @@ def plan_compaction(target: Target, opts: CompactOptions) -> CompactPlan:
 def compact(target: Target, opts: CompactOptions,
             progress: Callable[[str], None] | None = None) -> CompactResult:
     """Take the table's lock, roll back what an interrupted compaction of it left, plan once
-    under the lock, and compact every partition that is due."""
+    under the lock, and compact every partition that is due. With a Hive 4 metastore, inside a
+    compactor's transaction T of its own (a shared-read lock, as Hive 4's compactor takes): the
+    directories are named ``_vT``, and Hive 4 sees them once T commits, after the renames."""
     started = time.perf_counter()
     root = resolve(target.url)
     lock = TableLock(table_of(root), None, "compact").acquire()
     restore = False
     try:
         restore = _finish_stale(lock)
-        plan = plan_compaction(target, opts)
-        if not plan.due:
-            return CompactResult(plan, None, elapsed=time.perf_counter() - started)
-        run = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + uuid.uuid4().hex[:8]
-        path = os.path.abspath(opts.journal) if opts.journal else \
-            str(state_dir() / "journals" / f"compact-{run}.jsonl")
-        exclusive_journal(path)
-        lock.name_journal(path)
-        journal = Journal(path)
-        result = CompactResult(plan, path)
-        try:
-            journal.record(record="begin", version=JOURNAL_VERSION, run=run, path=root.url,
-                           quarantine="", hive_version=str(plan.snapshot.hive_version),
-                           command="compact", compactor_snapshot=plan.compactor.describe())
-            ids = {p.partition: f"a{i}" for i, p in enumerate(plan.due, 1)}
-            journal.record(record="plan", actions=[{"id": ids[p.partition], "action": "compact",
-                                                    **p.as_dict()} for p in plan.due])
-            for p in plan.due:
-                if progress:
-                    progress(f"{p.job.kind} compaction of {p.partition or '(table root)'}: "
-                             f"{p.files_in} files, {p.events_in:,} events")
-                _compact_one(plan, p, ids[p.partition], journal, result, opts.spark)
-            journal.record(record="end", result="ok" if result.ok else "failed")
-        finally:
-            journal.close()
-        result.elapsed = time.perf_counter() - started
-        return result
+        if not _takes_transaction(target):
+            return _compact_locked(target, opts, lock, root, progress, started)
+        return _in_transaction(target, opts, lock, root, progress, started)
     finally:
         lock.release(restore=restore)
+
+
+def _takes_transaction(target: Target) -> bool:
+    """Hive 4's compactor runs in a transaction of its own (the ``_vT`` suffix); 3.1's and
+    2.3's take none."""
+    return bool(target.metastore) and target.table is not None and \
+        target.snapshot.hive_version.visibility_suffix
+
+
+def _in_transaction(target: Target, opts: CompactOptions, lock: TableLock, root: Location,
+                    progress, started: float) -> CompactResult:
+    from ..core.catalog import MetastoreError
+    from ..io.metastore import Metastore
+    from .convert_txn import Transaction
+
+    assert target.metastore is not None and target.table is not None
+    with Metastore(target.metastore) as client:
+        txn = Transaction(target.metastore, target.table, None, compactor=True).open(
+            client, target.snapshot.hive_version)
+        try:
+            result = _compact_locked(target, replace(opts, visibility=txn.txn), lock, root,
+                                     progress, started, transaction=txn.txn)
+        except BaseException:
+            txn.abort(client)
+            raise
+        result.transaction = txn.txn
+        if not result.written:
+            txn.abort(client)
+            return result
+        try:
+            txn.commit(client)
+        except MetastoreError as exc:
+            raise MetastoreError(f"{exc}: the compacted directories stay invisible to Hive 4 "
+                                 f"(their transaction {txn.txn} did not commit); `acidtool "
+                                 f"undo {result.journal}` removes them") from None
+        result.committed = True
+        return result
+
+
+def _compact_locked(target: Target, opts: CompactOptions, lock: TableLock, root: Location,
+                    progress, started: float, transaction: int | None = None
+                    ) -> CompactResult:
+    plan = plan_compaction(target, opts)
+    if not plan.due:
+        return CompactResult(plan, None, elapsed=time.perf_counter() - started)
+    run = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + uuid.uuid4().hex[:8]
+    path = os.path.abspath(opts.journal) if opts.journal else \
+        str(state_dir() / "journals" / f"compact-{run}.jsonl")
+    exclusive_journal(path)
+    lock.name_journal(path)
+    journal = Journal(path)
+    result = CompactResult(plan, path)
+    try:
+        journal.record(record="begin", version=JOURNAL_VERSION, run=run, path=root.url,
+                       quarantine="", hive_version=str(plan.snapshot.hive_version),
+                       command="compact", compactor_snapshot=plan.compactor.describe(),
+                       metastore_transaction=transaction)
+        ids = {p.partition: f"a{i}" for i, p in enumerate(plan.due, 1)}
+        journal.record(record="plan", actions=[{"id": ids[p.partition], "action": "compact",
+                                                **p.as_dict()} for p in plan.due])
+        for p in plan.due:
+            if progress:
+                progress(f"{p.job.kind} compaction of {p.partition or '(table root)'}: "
+                         f"{p.files_in} files, {p.events_in:,} events")
+            _compact_one(plan, p, ids[p.partition], journal, result, opts.spark)
+        journal.record(record="end", result="ok" if result.ok else "failed")
+    finally:
+        journal.close()
+    result.elapsed = time.perf_counter() - started
+    return result
 
 
 def _finish_stale(lock: TableLock) -> bool:

@@ -20,6 +20,7 @@ import hashlib
 import os
 import shutil
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
@@ -43,6 +44,11 @@ ACID_VERSION_FILE = "_orc_acid_version"
 METADATA_FILE = "_metadata_acid"
 COMPACTED_MARKER = b'{"thisFileVersion":"0","dataFormat":"compacted"}'
 PLAIN_FILE = "000000_0"
+# Bucket files written at once, and the rows of a batch read: two writers of batches of 256K
+# rows keep a compaction of 2.5M-row buckets under 1 GB (benchmarks/bench_compact.py); larger
+# batches only add memory (Arrow reads ahead), smaller ones add time.
+WORKERS = 2
+COMPACT_BATCH_ROWS = 1 << 18
 
 
 @dataclass(frozen=True)
@@ -87,6 +93,7 @@ def reader_of(part: PartitionState, compactor: Snapshot,
     if names and column_names and len(names) <= len(column_names):
         names = list(column_names[:len(names)])
     reader.row_names = names
+    reader.batch_rows = COMPACT_BATCH_ROWS
     return reader
 
 
@@ -134,32 +141,48 @@ def event_schema(reader: PartitionReader, files: list[str]) -> pa.Schema:
 
 
 def run_jobs(reader: PartitionReader, jobs: list[BucketJob], schema: pa.Schema | None,
-             version, staging: Location) -> list[Staged]:
+             version, staging: Location, workers: int | None = None) -> list[Staged]:
     """Write each job's file into ``staging`` (through a local file when it is remote, its
-    upload checked by its hash); a file that would hold no row is not written."""
-    out = []
+    upload checked by its hash); a file that would hold no row is not written. Files are
+    written ``workers`` at a time (default: ``WORKERS``, at most one a CPU): Arrow's ORC
+    writer and zlib work outside the GIL, and each file streams, so memory grows with the
+    workers, not with the table."""
     local = staging.path if staging.is_local else tempfile.mkdtemp(prefix="acidtool-compact-")
+
+    def one(job: BucketJob) -> Staged | None:
+        os.makedirs(os.path.join(local, job.directory), exist_ok=True)
+        path = os.path.join(local, job.directory, job.file)
+        kind, what = job.source
+        if kind == "plain":
+            rows = _write_plain(reader, list(what), path, version, job.compression)
+        elif kind == "unit":
+            rows = _write_sorted(path, schema, version, job.compression,
+                                 functools.partial(reader.unit_events, what),
+                                 current_desc=False)
+        else:
+            rows = _write_sorted(path, schema, version, job.compression,
+                                 functools.partial(_events_of_files, reader, list(what)),
+                                 current_desc=True)
+        return _stage(path, staging, job.directory, job.file, rows) if rows else None
+
+    workers = min(len(jobs), workers or min(WORKERS, os.cpu_count() or 1))
     try:
-        for job in jobs:
-            os.makedirs(os.path.join(local, job.directory), exist_ok=True)
-            path = os.path.join(local, job.directory, job.file)
-            kind, what = job.source
-            if kind == "plain":
-                rows = _write_plain(reader, list(what), path, version, job.compression)
-            elif kind == "unit":
-                rows = _write_sorted(path, schema, version, job.compression,
-                                     functools.partial(reader.unit_events, what),
-                                     current_desc=False)
-            else:
-                rows = _write_sorted(path, schema, version, job.compression,
-                                     functools.partial(_events_of_files, reader, list(what)),
-                                     current_desc=True)
-            if rows:
-                out.append(_stage(path, staging, job.directory, job.file, rows))
+        if workers <= 1:
+            done = [one(job) for job in jobs]
+        else:
+            pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="acidtool-compact")
+            try:
+                done = list(pool.map(one, jobs))
+            except BaseException:
+                # a signal or a failure: no writer may still be adding files to the staging
+                # directory when it is rolled back
+                pool.shutdown(wait=True, cancel_futures=True)
+                raise
+            pool.shutdown(wait=True)
     finally:
         if not staging.is_local:
             shutil.rmtree(local, ignore_errors=True)
-    return out
+    return [s for s in done if s is not None]
 
 
 def put_file(staging: Location, directory: str, name: str, data: bytes | None,

@@ -43,6 +43,8 @@ class Transaction:
     lock: int = 0
     write_id: int = 0
     committed: bool = False
+    # a compactor's transaction (Hive 4's _vT): a shared-read lock, no write id allocated
+    compactor: bool = False
 
     def __post_init__(self) -> None:
         self._stop = threading.Event()
@@ -52,7 +54,8 @@ class Transaction:
     def open(self, client, version: HiveVersion) -> "Transaction":
         self.txn = client.open_txn()
         try:
-            self.lock, state = client.lock(self.txn, self.table, self.partition)
+            self.lock, state = client.lock(self.txn, self.table, self.partition,
+                                           read=self.compactor)
             deadline = time.monotonic() + LOCK_WAIT_SECONDS
             while state == "WAITING" and time.monotonic() < deadline:
                 time.sleep(1.0)
@@ -60,8 +63,9 @@ class Transaction:
             if state != "ACQUIRED":
                 raise MetastoreError(f"the metastore did not grant the lock on "
                                      f"{self.table.full_name} ({state})")
-            self.write_id = (client.allocate_write_id(self.txn, self.table)
-                             if version.has_write_ids else self.txn)
+            if not self.compactor:
+                self.write_id = (client.allocate_write_id(self.txn, self.table)
+                                 if version.has_write_ids else self.txn)
         except BaseException:
             self.abort(client)
             raise

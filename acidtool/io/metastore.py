@@ -33,7 +33,8 @@ from .thrift import BOOL, I16, I32, I64, LIST, MAP, STRING, STRUCT
 
 DEFAULT_PORT = 9083
 # LockType, LockLevel, DataOperationType and LockState as hive_metastore.thrift numbers them
-SHARED_READ, SHARED_WRITE = 2, 3
+SHARED_READ, SHARED_WRITE = 1, 2  # (EXCLUSIVE is 3)
+OP_SELECT = 1
 LEVEL_TABLE, LEVEL_PARTITION = 2, 3
 OP_INSERT = 2
 LOCK_STATES = {1: "ACQUIRED", 2: "WAITING", 3: "ABORT", 4: "NOT_ACQUIRED"}
@@ -232,12 +233,14 @@ class Metastore:
                          f"allocate a write id of {table.full_name}")
         return r[1][0][2]
 
-    def lock(self, txn: int, table: TableInfo, partition: str | None) -> tuple[int, str]:
-        """A shared-write lock on the table or partition, as an INSERT takes: (id, state)."""
-        component = [(1, I32, SHARED_WRITE), (2, I32, LEVEL_PARTITION if partition
-                                              else LEVEL_TABLE),
+    def lock(self, txn: int, table: TableInfo, partition: str | None, *,
+             read: bool = False) -> tuple[int, str]:
+        """A shared-write lock on the table or partition, as a writer takes (or with ``read``
+        a shared-read one, as Hive 4's compactor takes): (id, state)."""
+        kind, op = (SHARED_READ, OP_SELECT) if read else (SHARED_WRITE, OP_INSERT)
+        component = [(1, I32, kind), (2, I32, LEVEL_PARTITION if partition else LEVEL_TABLE),
                      (3, STRING, table.db), (4, STRING, table.name), (5, STRING, partition),
-                     (6, I32, OP_INSERT), (7, BOOL, True)]
+                     (6, I32, op), (7, BOOL, True)]
         r = self._answer("lock", [(1, STRUCT, [(1, LIST, (STRUCT, [component])), (2, I64, txn),
                                                (3, STRING, _user()),
                                                (4, STRING, socket.gethostname()),
