@@ -200,3 +200,12 @@ def test_refusals(tmp_path):
     assert result.code == 2
     result = run("upgrade-check", table, "--to", "4", "--format", "json")
     assert result.code == 0 and result.json()["to"] == "4"
+
+
+def test_tables_whose_guessed_names_collide_are_shown_by_their_directories(tmp_path):
+    for where in ("a/data", "b/data"):
+        build(tmp_path / where, _delta("delta_0000001_0000001"))
+    text = run("upgrade-check", tmp_path, "-r")
+    assert text.code == 0, text.err
+    assert str(tmp_path / "a" / "data") in text.out and str(tmp_path / "b" / "data") in text.out
+    assert "to compact" not in text.out and "ready" in text.out.splitlines()[-1]

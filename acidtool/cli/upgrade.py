@@ -122,11 +122,20 @@ def _sql(report) -> str:
 def _text(report) -> str:
     from .output import display, tabulate
 
+    def root(p) -> str:
+        return p.path[: -len(p.partition)].rstrip("/") if p.partition else p.path
+
+    roots: dict[str, set] = {}
+    for p in report.partitions:
+        roots.setdefault(p.table, set()).add(root(p))
     rows = []
     for p in report.partitions:
         r = p.readiness
         verdict = "MAJOR" if r.needs_major else "BLOCKED" if r.blocked else "ready"
-        rows.append([display(p.table) + ("" if p.table_source != "path" else " (from path)"),
+        # a name guessed from the path that several tables share: their directories tell
+        label = display(root(p)) if len(roots[p.table]) > 1 else display(p.table) + (
+            "" if p.table_source != "path" else " (from path)")
+        rows.append([label,
                      display(p.partition) or "-", r.layout, verdict,
                      display(r.blocked or r.reason)])
     out = [tabulate(rows, headers=["table", "partition", "layout", "before upgrade", "why"])]
@@ -141,8 +150,9 @@ def _text(report) -> str:
         out.append("bucketing_version: unknown without --metastore (a table property)")
     out.append("")
     volume = _volume(report.estimate_bytes)
+    volume = f" ({volume} to compact)" if report.need_major else ""
     out.append(f"{len(report.need_major)} of {len(report.partitions)} partitions need a major "
-               f"compaction before the upgrade ({volume} to compact), "
+               f"compaction before the upgrade{volume}, "
                f"{len(report.blocked)} blocked, {_names(len(report.bad_names))} Hive "
                f"{report.target_version} cannot parse: "
                + ("ready" if report.ready else "not ready"))
