@@ -157,15 +157,20 @@ def test_legacy_hive2_table(tmp_path):
         [(0, 0, 1), (1, 1, 2), (0, 2, 1)]  # an UPDATE stays an UPDATE, as 2.3 writes it
 
 
-def test_insert_only_table(tmp_path):
+def insert_only_table(t: Path) -> Path:
+    """Three insert-only deltas of plain ORC files."""
     import pyarrow as pa
     import pyarrow.orc as po
 
-    t = tmp_path / "t"
     for w in (1, 2, 3):
         d = t / f"delta_{w:07d}_{w:07d}_0000"
         d.mkdir(parents=True)
         po.write_table(pa.table({"id": [w, w * 10]}), str(d / "000000_0"))
+    return t
+
+
+def test_insert_only_table(tmp_path):
+    t = insert_only_table(tmp_path / "t")
     before = sorted(run("read", t, "--insert-only").out.splitlines())
     result = run("compact", t, "--major", "--insert-only", "--apply")
     assert result.code == 0, result.err
@@ -244,14 +249,7 @@ def test_spark_writes_the_same_bytes_as_in_process(spark, tmp_path, version, kin
 
 @pytest.mark.spark
 def test_spark_compacts_legacy_and_insert_only_tables(spark, tmp_path):
-    import pyarrow as pa
-    import pyarrow.orc as po
-
-    t = tmp_path / "mm"
-    for w in (1, 2, 3):
-        d = t / f"delta_{w:07d}_{w:07d}_0000"
-        d.mkdir(parents=True)
-        po.write_table(pa.table({"id": [w, w * 10]}), str(d / "000000_0"))
+    t = insert_only_table(tmp_path / "mm")
     before = sorted(run("read", t, "--insert-only").out.splitlines())
     result = run("compact", t, "--major", "--insert-only", "--apply", "--spark", "--master",
                  "local[2]")

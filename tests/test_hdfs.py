@@ -168,3 +168,31 @@ def test_hdfs_scheme_over_webhdfs_converts_dumps_and_meta(tables, minidfs, tmp_p
         over_http = run(command[0], command[1].replace(rpc, remote), *command[2:])
         assert over_rpc_name.code == over_http.code == 0, over_rpc_name.err
         assert over_rpc_name.out.replace(rpc, "ROOT") == over_http.out.replace(remote, "ROOT")
+
+
+def test_compact_writes_through_a_local_file_and_undoes_on_hdfs(minidfs, tmp_path,
+                                                                  monkeypatch):
+    """A remote table: each file is written locally, uploaded into the staging directory on
+    HDFS and its hash checked, then renamed in on the NameNode; undo puts the tree back."""
+    monkeypatch.setenv("ACIDTOOL_STATE_DIR", str(tmp_path / "state"))
+    fs = minidfs.filesystem()
+    root = f"/acidtool-tests/compact-{tmp_path.name}"
+    layout = {**delta("delta_0000001_0000001_0000", acid(events(1, 3))),
+              **delta("delta_0000002_0000002_0000", acid(events(2, 2, bucket=1)))}
+    for rel, data in layout.items():
+        fs.pipe_file(f"{root}/{rel}", data)
+    table = minidfs.url(root)
+    before_tree = {p: fs.cat_file(p) if fs.isfile(p) else "dir"
+                   for p in fs.find(root, withdirs=True)}
+    before = sorted(run("read", table, "--with-row-id").out.splitlines())
+    done = run("compact", table, "--major", "--apply", "--format", "json")
+    assert done.code == 0, done.err
+    (written,) = done.json()["partitions"][0]["written"]
+    assert written == "base_0000002"
+    assert sorted(fs.ls(f"{root}/{written}", detail=False)) == [
+        f"{root}/{written}/{n}" for n in ("_metadata_acid", "_orc_acid_version", "bucket_00000")]
+    assert not [p for p in fs.ls(root, detail=False) if "_acidtool_staging_" in p]
+    assert sorted(run("read", table, "--with-row-id").out.splitlines()) == before
+    assert run("undo", done.json()["journal"]).code == 0
+    assert {p: fs.cat_file(p) if fs.isfile(p) else "dir"
+            for p in fs.find(root, withdirs=True)} == before_tree

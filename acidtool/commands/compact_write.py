@@ -15,6 +15,7 @@ order is written again from memory, sorted.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
@@ -22,7 +23,7 @@ import shutil
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -147,8 +148,6 @@ def run_jobs(reader: PartitionReader, jobs: list[BucketJob], schema: pa.Schema |
     written ``workers`` at a time (default: ``WORKERS``, at most one a CPU): Arrow's ORC
     writer and zlib work outside the GIL, and each file streams, so memory grows with the
     workers, not with the table."""
-    local = staging.path if staging.is_local else tempfile.mkdtemp(prefix="acidtool-compact-")
-
     def one(job: BucketJob) -> Staged | None:
         os.makedirs(os.path.join(local, job.directory), exist_ok=True)
         path = os.path.join(local, job.directory, job.file)
@@ -166,7 +165,7 @@ def run_jobs(reader: PartitionReader, jobs: list[BucketJob], schema: pa.Schema |
         return _stage(path, staging, job.directory, job.file, rows) if rows else None
 
     workers = min(len(jobs), workers or min(WORKERS, os.cpu_count() or 1))
-    try:
+    with _local_dir(staging) as local:
         if workers <= 1:
             done = [one(job) for job in jobs]
         else:
@@ -179,17 +178,13 @@ def run_jobs(reader: PartitionReader, jobs: list[BucketJob], schema: pa.Schema |
                 pool.shutdown(wait=True, cancel_futures=True)
                 raise
             pool.shutdown(wait=True)
-    finally:
-        if not staging.is_local:
-            shutil.rmtree(local, ignore_errors=True)
     return [s for s in done if s is not None]
 
 
 def put_file(staging: Location, directory: str, name: str, data: bytes | None,
              schema: pa.Schema | None = None, version=None, compression: str = "") -> Staged:
     """A small file the driver adds: a marker's ``data``, or (None) an ACID file of no rows."""
-    local = staging.path if staging.is_local else tempfile.mkdtemp(prefix="acidtool-compact-")
-    try:
+    with _local_dir(staging) as local:
         os.makedirs(os.path.join(local, directory), exist_ok=True)
         path = os.path.join(local, directory, name)
         if data is None:
@@ -198,9 +193,20 @@ def put_file(staging: Location, directory: str, name: str, data: bytes | None,
             with open(path, "xb") as f:
                 f.write(data)
         return _stage(path, staging, directory, name, 0)
+
+
+@contextlib.contextmanager
+def _local_dir(staging: Location) -> Iterator[str]:
+    """Where files are written before ``_stage``: the staging directory itself when it is
+    local, else a local temporary directory, removed afterwards."""
+    if staging.is_local:
+        yield staging.path
+        return
+    local = tempfile.mkdtemp(prefix="acidtool-compact-")
+    try:
+        yield local
     finally:
-        if not staging.is_local:
-            shutil.rmtree(local, ignore_errors=True)
+        shutil.rmtree(local, ignore_errors=True)
 
 
 def _stage(path: str, staging: Location, directory: str, name: str, rows: int) -> Staged:

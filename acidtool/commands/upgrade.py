@@ -17,7 +17,7 @@ from ..core.compaction import compactor_snapshot, original_bytes, statement
 from ..core.partitions import PartitionListing, discover_tables, split_partitions
 from ..core.rules import Finding
 from ..core.snapshot import Snapshot
-from ..core.upgrade import STATS_KEY, FileStats, Readiness, files_to_read, parse_stats, readiness
+from ..core.upgrade import STATS_KEY, FileStats, Readiness, parse_stats, readiness
 from ..core.versions import HiveVersion
 from ..io.footers import read_footer
 from ..io.fs import list_tree, resolve
@@ -131,21 +131,11 @@ def _param(props: dict, key: str) -> str | None:
 
 def _judge(part) -> Readiness:
     state = part.state
-    names = [e.name for e in state.entries]
-    stats: dict[str, FileStats] = {}
-    for delta, files in files_to_read(state):
-        sizes = {f.path: f.size for f in state.entry(delta).files}
-        for name in files:
-            rel = f"{delta}/{name}"
-            stats[rel] = _stats(part.location, rel, sizes[name])
-            if stats[rel] is None or isinstance(stats[rel], str) or \
-                    stats[rel].updates or stats[rel].deletes:  # type: ignore[union-attr]
-                break  # the tool stops at the first file that decides
-        else:
-            continue
-        break
+    sizes = {f"{e.name}/{f.path}": f.size for e in state.delta_entries for f in e.files}
     total = sum(p.size for p in part.listing.paths if not p.is_dir)
-    return readiness(state, names, stats, total, original_bytes(state))
+    return readiness(state, [e.name for e in state.entries],
+                     lambda rel: _stats(part.location, rel, sizes[rel]), total,
+                     original_bytes(state))
 
 
 def _stats(loc, rel: str, size: int) -> FileStats:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import Mapping, NamedTuple
+from typing import Callable, NamedTuple
 
 from .select import AcidState
 
@@ -101,10 +101,11 @@ def layout_of(state: AcidState) -> str:
     return "v1"
 
 
-def readiness(state: AcidState, child_names: list[str], stats: Mapping[str, FileStats],
+def readiness(state: AcidState, child_names: list[str], stats_of: Callable[[str], FileStats],
               total_bytes: int, original_bytes: int) -> Readiness:
-    """The tool's decision for a partition. ``stats``: for each ``delta/file`` that
-    ``files_to_read`` names, what its footer gave (a file left out was not read)."""
+    """The tool's decision for a partition. ``stats_of(rel)``: what the footer of the file
+    ``delta/file`` gives; asked for the files ``files_to_read`` names, in order, up to the
+    first that decides (the tool reads no further)."""
     layout = layout_of(state)
     made = partial(Readiness, layout=layout, bytes=total_bytes)
     if not names_deltas(child_names):
@@ -118,7 +119,7 @@ def readiness(state: AcidState, child_names: list[str], stats: Mapping[str, File
     for delta, files in files_to_read(state):
         for name in files:
             rel = f"{delta}/{name}"
-            got = stats.get(rel)
+            got = stats_of(rel)
             if got is None or isinstance(got, str):
                 why = got or f"no {STATS_KEY} in its footer"
                 return made(False, "the pre-upgrade tool fails reading a delta file",
