@@ -210,6 +210,59 @@ def test_killed_at_every_fault_point_leaves_the_table_readable(tmp_path, kill_at
         assert rows(t, "3", SNAP) == before
 
 
+def _racing(t: Path, state: Path, n: int = 2) -> list:
+    """``n`` compactions of ``t`` started at once, each a process of its own."""
+    import subprocess
+    import sys
+
+    procs = [subprocess.Popen([sys.executable, "-m", "acidtool", "compact", str(t), "--minor",
+                               "--hive-version", "3", "--write-ids", SNAP, "--apply"],
+                              env={**os.environ, "ACIDTOOL_STATE_DIR": str(state)},
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(n)]
+    return [(p.wait(timeout=120), p.stderr.read()) for p in procs]
+
+
+def _compacted_once(t: Path, before: list) -> None:
+    names = os.listdir(t)
+    assert sorted(n for n in names if n.endswith("_0000001_0000005")) == [
+        "delete_delta_0000001_0000005", "delta_0000001_0000005"], names
+    assert not [n for n in names if n.startswith("_acidtool_staging_")]
+    assert not (t / ".acidtool-lock").exists()
+    assert rows(t, "3", SNAP) == before
+
+
+def test_two_compactions_at_once_compact_once(tmp_path):
+    """Two processes: one holds the table's lock and compacts; the other is refused (exit 2,
+    one line) or, coming after, finds nothing to do. Never two outputs, never a row lost."""
+    for attempt in range(3):
+        t = table(tmp_path / f"r{attempt}")
+        before = rows(t, "3", SNAP)
+        done = _racing(t, tmp_path / f"state{attempt}")
+        assert sorted(code for code, _ in done) in ([0, 0], [0, 2]), done
+        assert all(len(err.strip().splitlines()) == 1 for code, err in done if code == 2)
+        _compacted_once(t, before)
+
+
+@pytest.mark.parametrize("kill_at", [3, 7])
+def test_two_compactions_racing_for_a_dead_ones_lock_roll_it_back_once(tmp_path, kill_at):
+    """A compaction killed holding the lock, then two at once: the dead one's work is rolled
+    back once, the table compacted once, the rows as before."""
+    t = table(tmp_path)
+    before = rows(t, "3", SNAP)
+    state = tmp_path / "state"
+    killed = acidtool_process("compact", t, "--minor", "--hive-version", "3", "--write-ids",
+                              SNAP, "--apply", "--journal", tmp_path / "dead.jsonl",
+                              state=state, kill_at=kill_at)
+    assert killed.returncode != 0 and (t / ".acidtool-lock").exists()
+    done = _racing(t, state)
+    assert 0 in [code for code, _ in done] and all(code in (0, 2) for code, _ in done), done
+    _compacted_once(t, before)
+    ends = [json.loads(x) for x in (tmp_path / "dead.jsonl").read_text().splitlines()
+            if json.loads(x)["record"] == "end"]
+    assert len(ends) == 1 and ends[0]["result"] == "rolled back by the next compaction"
+
+
 def test_refuses_a_master_without_spark_and_both_kinds(tmp_path):
     t = table(tmp_path)
     assert run("compact", t, "--major", "--minor").code == 2

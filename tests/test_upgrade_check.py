@@ -209,3 +209,25 @@ def test_tables_whose_guessed_names_collide_are_shown_by_their_directories(tmp_p
     assert text.code == 0, text.err
     assert str(tmp_path / "a" / "data") in text.out and str(tmp_path / "b" / "data") in text.out
     assert "to compact" not in text.out and "ready" in text.out.splitlines()[-1]
+
+
+def test_hostile_partition_names_stay_inert_in_every_format(tmp_path):
+    """Names from the directory tree can hold quotes, backticks, newlines and '::' lines: the
+    SQL keeps one statement a line and its values quoted, text one row a partition, JSON its
+    names exact."""
+    wh = tmp_path / "wh"
+    values = ["a'b`c", "x\ny;DROP TABLE t", "::error::z"]
+    for v in values:
+        build(wh / "s.db" / "p" / f"ds={v}", _delta("delta_0000001_0000001", op=2))
+    doc = check(wh, "-r")
+    assert sorted(p["partition"] for p in doc["partitions"]) == sorted(f"ds={v}" for v in values)
+    sql = run("upgrade-check", wh, "-r", "--format", "sql").out.splitlines()
+    statements = [x for x in sql if not x.startswith("--")]
+    assert len(statements) == 3 and all(x.startswith("ALTER TABLE `s`.`p` PARTITION (`ds`='")
+                                        and x.endswith("') COMPACT 'major';")
+                                        for x in statements), statements
+    assert "ALTER TABLE `s`.`p` PARTITION (`ds`='a\\'b`c') COMPACT 'major';" in statements
+    assert not any(x.startswith("::") or x.lstrip().startswith("y;DROP") for x in sql)
+    text = run("upgrade-check", wh, "-r").out.splitlines()
+    assert sum("MAJOR" in x for x in text) == 3
+    assert not any(x.startswith("::") or x.startswith("y;DROP") for x in text)
