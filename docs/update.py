@@ -137,6 +137,21 @@ def _hive2_warehouse(cwd: Path) -> None:
         write_plain_file(f, row, [(7, "spark", 1.0)])
 
 
+def _many_deltas(cwd: Path) -> None:
+    """A table an hourly load left with twelve small deltas and no base."""
+    from acidtool.core.bucket import encode_v1
+    from acidtool.io.acidwrite import Event, write_acid_file
+
+    row = "struct<id:int,page:string>"
+    for w in range(1, 13):
+        d = cwd / "clicks" / f"delta_{w:07d}_{w:07d}_0000"
+        d.mkdir(parents=True)
+        with open(d / "bucket_00000", "wb") as f:
+            write_acid_file(f, row, [Event(0, w, encode_v1(0), i, w, (10 * w + i, f"/p{i}"))
+                                     for i in range(2)])
+        (d / "_orc_acid_version").write_bytes(b"2")
+
+
 GENERATED = re.compile(r"(<!-- generated: (?P<name>[\w-]+) -->)(?P<body>.*?)(<!-- end -->)", re.S)
 _READS = {
     "names": "the listing only (one recursive call per PATH)",
@@ -211,6 +226,7 @@ def main() -> int:
         _insert_only(cwd)
         _datax(cwd)
         _hive2_warehouse(cwd)
+        _many_deltas(cwd)
         shutil.copytree(cwd / "demo-table", cwd / "orders")  # compact.md writes to its own
         for page in [*sorted(DOCS.glob("*.md")), DOCS.parent / "README.md"]:
             old = page.read_text()

@@ -68,8 +68,9 @@ def repair_command(
                                 "flush-length files, obsolete directories) are quarantined "
                                 "only when unchanged this long: a running job's are young."),
     select_: Optional[str] = typer.Option(None, "--select", help="Only these rules (codes or "
-                                          "prefixes). ACID021 and ACID022's recovery run only "
-                                          "when named here."),
+                                          "prefixes). ACID021's quarantine, ACID022's "
+                                          "recovery and ACID024's compaction run only when "
+                                          "named here."),
     ignore: Optional[str] = typer.Option(None, "--ignore", help="Skip these rules."),
     fmt: RepairFormat = typer.Option(RepairFormat.text, "--format", help="text or json."),
     jobs: int = typer.Option(8, "--jobs", "-j", min=1, help="Files read at once (remote "
@@ -89,6 +90,7 @@ def repair_command(
       acidtool repair /warehouse/shop.db/orders                 # the plan; nothing written
       acidtool repair /warehouse/shop.db/orders --write-id 7 --apply
       acidtool repair /warehouse/shop.db/orders --select ACID021 --write-ids 'shop.orders:9:...'
+      acidtool repair /warehouse/shop.db/orders --select ACID024 --write-ids '...' --apply
       acidtool undo ~/.local/state/acidtool/journals/20261124T101500Z-1a2b3c.jsonl
 
     Exit status: 0 nothing to repair (or, with --apply, everything repaired); 1 actions

@@ -38,12 +38,10 @@ from ..io.journal import (
     PlaceDir,
     Scratch,
     Step,
-    exists,
     fault_point,
     read_journal,
     remove_empty_dir,
     state_dir,
-    step_of,
 )
 from .compact_write import (
     ACID_VERSION_FILE,
@@ -59,9 +57,10 @@ from .compact_write import (
 )
 from .ls import PartitionState, inspect_table
 from .read import PartitionReader
-from .repair_apply import (
+from .recovery import (
     finish_interrupted,
     journal_unfinished,
+    remove_empty_scratch,
     require_journal_inside,
     roll_back,
 )
@@ -273,18 +272,30 @@ def _finish_stale(lock: TableLock) -> bool:
                        f"`acidtool undo {journal}`, then compact")
     require_journal_inside(records, resolve(records[0]["path"]))
     finish_interrupted(records)
-    for rec in records:  # a finished partition's staging directory, empty, left by the kill
-        for item in rec.get("actions", []) if rec.get("record") == "steps" else []:
-            for raw in item["steps"]:
-                step = step_of(raw)
-                if isinstance(step, Scratch) and exists(step.path):
-                    remove_empty_dir(step.path)
+    remove_empty_scratch(records)
     Journal(journal).record(record="end", result="rolled back by the next compaction")
     return False
 
 
 class _Refused(LockedError):
     pass
+
+
+def compact_partition(url: str, snapshot: Snapshot, kind: str, journal: Journal, aid: str
+                      ) -> tuple[str, str, dict]:
+    """One partition compacted as action ``aid`` of another writer's run (repair's ACID024),
+    which holds the table's lock and gives its journal: planned again here, at the
+    compactor's snapshot. (result, why, what was written): "done", "failed" or "skipped"."""
+    plan = plan_compaction(Target(url, snapshot), CompactOptions(kind=kind))
+    (p,) = plan.parts
+    if p.job.kind is None:
+        journal.record(record="skipped", id=aid, reason=p.job.reason)
+        return "skipped", p.job.reason, {}
+    result = CompactResult(plan, str(journal.path))
+    _compact_one(plan, p, aid, journal, result, None)
+    if p.partition in result.failed:
+        return "failed", result.failed[p.partition], {}
+    return "done", "", result.written[p.partition]
 
 
 def _compact_one(plan: CompactPlan, p: PartitionJob, aid: str, journal: Journal,

@@ -88,6 +88,7 @@ class Plan:
     run: str
     facts: list[tuple[PartitionFacts, str]] = field(default_factory=list, repr=False)
     row_type: str | None = None  # the row struct of the table's ACID files (re-wraps map to it)
+    snapshot: Snapshot | None = None  # the snapshot planned at (compactions plan again at it)
 
     def as_dict(self) -> dict:
         return {"path": self.path, "hive_version": str(self.hive_version),
@@ -188,7 +189,7 @@ def plan_repair(path: str, opts: RepairOptions, *, run: str | None = None,
         if _owner(f.path, facts) is None and f.severity != "info":
             manual.append(Manual(f.code, _rel(root, f.path), f.message))
     return Plan(path, root, snap.hive_version, actions, manual, quarantine, journal, run,
-                [(p, pre) for pre, p in prefix], row_type)
+                [(p, pre) for pre, p in prefix], row_type, snap)
 
 
 REWRAP_CODES = ("ACID001", "ACID004", "ACID007")

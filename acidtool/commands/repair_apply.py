@@ -27,12 +27,11 @@ from ..core.errors import (
     ExitStatus,
     Interrupted,
     Terminated,
-    UsageError,
     raise_if_terminated,
 )
-from ..core.guards import inside
 from ..core.repair import (
     Action,
+    Compact,
     Quarantine,
     RecoverStreaming,
     RenameFile,
@@ -63,7 +62,15 @@ from ..io.journal import (
     exists,
     read_journal,
     step_of,
-    step_urls,
+)
+from .recovery import (
+    finish_interrupted,
+    journal_unfinished,
+    remove_empty_scratch,
+    require_journal_inside,
+    roll_back,
+    step_records,
+    undo_unfinished,
 )
 from .repair import Plan, RepairOptions, plan_repair
 from .repair_build import new_files, rewritten
@@ -149,19 +156,6 @@ def _steps_for(action: Action, plan: Plan, made: set[str]) -> list[Step]:
     return steps
 
 
-def roll_back(steps: list[Step]) -> list[str]:
-    """Reverse the steps taken of one action, last first, shielded from a second signal.
-    Directories made are left (empty, in the quarantine; undo removes them): the actions
-    journaled with this one may use them."""
-    problems = []
-    with shielded():
-        for step in reversed(steps):
-            if isinstance(step, MakeDir):
-                continue
-            problem = step.reverse()
-            if problem:
-                problems.append(problem)
-    return problems
 
 
 # ------------------------------------------------------------------------------------------------
@@ -234,12 +228,6 @@ def _resumable(lock: TableLock, root: Location) -> list[dict] | None:
     return records
 
 
-def undo_unfinished(records: list[dict]) -> bool:
-    """Whether the journal's last undo began and did not end."""
-    order = [r.get("record") for r in records]
-    began = max((i for i, k in enumerate(order) if k == "undo"), default=-1)
-    ended = max((i for i, k in enumerate(order) if k == "undone"), default=-1)
-    return began > ended
 
 
 def _empty_journal_of_ours(lock: TableLock) -> str | None:
@@ -261,6 +249,7 @@ def _apply_locked(path: str, root: Location, opts: RepairOptions, lock: TableLoc
     if resumed_from is not None:
         require_journal_inside(resumed_from, root)
         finish_interrupted(resumed_from)
+        remove_empty_scratch(resumed_from)
     plan = plan_repair(path, opts, run=run)  # the one plan, made under the lock
     if resumed_from is None and not plan.actions:
         return ApplyResult(plan, {}, plan, written=False)
@@ -306,36 +295,14 @@ def _journal_failed(exc: JournalWriteError, plan: Plan, results: dict) -> AcidTo
     return error
 
 
-def require_journal_inside(records: list[dict], root: Location) -> None:
-    """Every path a journal names lies in its table or its quarantine."""
-    begin = records[0]
-    places = [begin.get("path", ""), begin.get("quarantine", "")]
-    for rec in _step_records(records):
-        for item in rec.get("actions", []):
-            for raw in item.get("steps", []):
-                for url in step_urls(step_of(raw)):
-                    if not any(p and inside(url, p) for p in places):
-                        raise UsageError(f"the journal names {url}, outside its table "
-                                         f"{places[0]} and quarantine: refused, nothing done")
 
 
-def finish_interrupted(records: list[dict]) -> None:
-    """Roll back the actions an interrupted apply journaled but did not finish."""
-    done = _done_ids(records)
-    for rec in reversed(_step_records(records)):
-        for item in reversed(rec["actions"]):
-            if item["id"] not in done:
-                problems = roll_back([step_of(s) for s in item["steps"]])
-                if problems:
-                    raise AcidToolError("the interrupted apply's unfinished action "
-                                        f"{item['id']} could not be rolled back: "
-                                        + "; ".join(problems))
 
 
 def _next_id(records: list[dict] | None) -> int:
     if records is None:
         return 1
-    return 1 + max((int(item["id"][1:]) for rec in _step_records(records)
+    return 1 + max((int(item["id"][1:]) for rec in step_records(records)
                     for item in rec["actions"]), default=0)
 
 
@@ -346,12 +313,8 @@ def _renumber(plan: Plan, first: int) -> Plan:
                                   enumerate(plan.actions, first)])
 
 
-def _step_records(records: list[dict]) -> list[dict]:
-    return [r for r in records if r.get("record") == "steps"]
 
 
-def _done_ids(records: list[dict]) -> set[str]:
-    return {i for r in records if r.get("record") == "done" for i in r["ids"]}
 
 
 def _carry_out(plan: Plan, journal: Journal, progress, results: dict) -> None:
@@ -361,6 +324,14 @@ def _carry_out(plan: Plan, journal: Journal, progress, results: dict) -> None:
     while todo:
         raise_if_terminated()  # a signal recorded while a roll-back ran stops here
         # single-rename actions go together (one journal record for many); others alone
+        first = todo[0]
+        if isinstance(first, Compact):
+            todo.pop(0)
+            _compact(first, plan, journal, results)
+            done_count += 1
+            if progress:
+                progress(done_count, len(plan.actions))
+            continue
         batch = [todo.pop(0)]
         while todo and isinstance(batch[0], Quarantine) and isinstance(todo[0], Quarantine) \
                 and len(batch) < BATCH:
@@ -385,6 +356,18 @@ def _carry_out(plan: Plan, journal: Journal, progress, results: dict) -> None:
         done_count += len(batch)
         if progress:
             progress(done_count, len(plan.actions))
+
+
+def _compact(action: Compact, plan: Plan, journal: Journal, results: dict) -> None:
+    """A compaction (ACID024) by ``acidtool compact``'s writer, in this run's journal: its
+    staging directory and the renames of what it wrote are this action's steps."""
+    from .compact import compact_partition
+
+    url = plan.root.url if action.target in ("", ".") else plan.root.child(action.target).url
+    assert plan.snapshot is not None
+    result, why, _ = compact_partition(url, plan.snapshot, action.compaction, journal,
+                                       action.id)
+    results[action.id] = (result, why)
 
 
 def _take_action(action: Action, steps: list[Step], plan: Plan, journal: Journal,
@@ -445,7 +428,7 @@ def undo(journal_path: str) -> UndoResult:
         return UndoResult(str(journal_path), "", 0, [])  # killed before its first record
     root = resolve(records[0]["path"])
     require_journal_inside(records, root)
-    steps = [step_of(s) for rec in reversed(_step_records(records))
+    steps = [step_of(s) for rec in reversed(step_records(records))
              for item in reversed(rec["actions"]) for s in reversed(item["steps"])]
     lock = TableLock(table_of(root), str(journal_path), "undo").acquire()
     restore = False
@@ -523,15 +506,6 @@ def _changes(step: Step) -> bool:
     return exists(step.keep)
 
 
-def journal_unfinished(journal: str) -> bool:
-    """Whether a journal's apply, or its last undo, began and did not end."""
-    try:
-        records = read_journal(journal)
-    except AcidToolError:
-        return False
-    kinds = {r.get("record") for r in records}
-    return bool(kinds) and (undo_unfinished(records) or
-                            ("end" not in kinds and "undo" not in kinds))
 
 
 def _same_file(a, b) -> bool:

@@ -112,8 +112,25 @@ class RecoverStreaming(Action):
         return {"length": self.length, "side": self.side}
 
 
+@dataclass(frozen=True, kw_only=True)
+class Compact(Action):
+    """A partition (``target``, "" for an unpartitioned table) compacted by ``acidtool
+    compact``'s own writer, planned again under the lock at the compactor's snapshot: the
+    directories it reads stay, obsolete; ``writes`` are the directories the plan expects."""
+
+    kind: ClassVar[str] = "compact"
+    compaction: str  # "major" or "minor"
+    reads: tuple[str, ...] = ()
+    writes: tuple[str, ...] = ()
+
+    @property
+    def params(self) -> dict:
+        return {"compaction": self.compaction, "reads": list(self.reads),
+                "writes": list(self.writes)}
+
+
 KINDS = tuple(k.kind for k in (Quarantine, Rewrap, RenameFile, WriteMarker, RebuildKeyIndex,
-                               SortEvents, RecoverStreaming))
+                               SortEvents, RecoverStreaming, Compact))
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from typing import Callable, Mapping
 
 from .actions import (  # the plan's values, planned here (re-exported)
     Action,
+    Compact,
     Manual,
     Quarantine,
     RebuildKeyIndex,
@@ -30,6 +31,7 @@ from .actions import (  # the plan's values, planned here (re-exported)
     WriteMarker,
 )
 from .bucket import BucketCodecError, decode
+from .compact import plan_job
 from .facts import FileFacts, PartitionFacts
 from .guards import write_id_problem
 from .names import (
@@ -167,7 +169,9 @@ def plan_findings(findings: list[tuple[Finding, PartitionFacts, str]], ctx: Repa
     for rel, m in pending_manual:
         if rel not in actions:
             manual.append(m)
-    return list(actions.values()), _unique(manual)
+    # compactions last (they read what the other actions leave), numbered in that order
+    ordered = sorted(actions.values(), key=lambda a: isinstance(a, Compact))
+    return [replace(a, id=f"a{i}") for i, a in enumerate(ordered, 1)], _unique(manual)
 
 
 def _unique(items: list[Manual]) -> list[Manual]:
@@ -448,6 +452,34 @@ def _cleaner(f: Finding, p: PartitionFacts, part: str, ctx: RepairContext) -> Pl
         return Manual(f.code, rel, f"{f.message}; not quarantined: {why}")
     return Quarantine("", f.code, rel, f"{entry.status} in the given snapshot, {why}: "
                   "quarantined")
+
+
+@planner("ACID024")
+def _compaction(f: Finding, p: PartitionFacts, part: str, ctx: RepairContext) -> Planned:
+    """The compaction Hive's Initiator would run, run by ``acidtool compact``'s writer."""
+    if "ACID024" not in ctx.opted_in:
+        return None
+    kind = f.details.get("kind")
+    target = part or "."  # the partition, or PATH itself
+    if kind not in ("major", "minor"):
+        return None
+    if not ctx.snapshot_given:
+        return Manual(f.code, target, f"{f.message}; give the snapshot (--write-ids, --txns for "
+                      "Hive 2.3, or --metastore) so that no aborted or open write id is "
+                      "compacted as if committed")
+    if ctx.min_open is not None:  # the compactor's snapshot stops below it: planned then
+        return Compact("", f.code, target, f"{f.message}: a {kind} compaction of what lies "
+                       f"below the first open write id, {ctx.min_open}, planned at the "
+                       "compactor's snapshot when it runs; what it reads stays, obsolete",
+                       compaction=kind)
+    job = plan_job(p.state, kind, ctx.hive_version, insert_only=ctx.insert_only)
+    if job.kind is None:
+        return Manual(f.code, target, f"{f.message}; not compacted: {job.reason}")
+    writes = tuple(w.name for w in job.writes)
+    return Compact("", f.code, target, f"{f.message}: a {kind} compaction of {len(job.reads)} "
+                   f"directories and files into {', '.join(writes)}; what it reads stays, "
+                   "obsolete, for the Cleaner (or --select ACID021)", compaction=kind,
+                   reads=job.reads, writes=writes)
 
 
 def _covering(p: PartitionFacts, entry) -> int | None:

@@ -347,8 +347,13 @@ def _table_name(url: str, ctx: Context) -> str:
       why="Every delta is another file to open and merge for every read; Hive's initiator "
           "would schedule a compaction.",
       example="25 deltas on top of base_0000100/",
-      fix="Run the statement in the finding (`ALTER TABLE ... COMPACT 'minor'` or 'major').",
-      repair='Nothing: run the compaction it names.')
+      fix="Run the statement in the finding (`ALTER TABLE ... COMPACT 'minor'` or 'major'), "
+          "or `acidtool compact`.",
+      repair="Only with --select ACID024 and a snapshot (--write-ids, --txns for Hive 2.3, or "
+             "--metastore): runs the compaction the finding names with `acidtool compact`'s "
+             "writer (the same files, journal and undo), after every other action of the "
+             "plan; the directories it reads stay, obsolete, for the Cleaner.",
+      opt_in="compact partitions Hive's Initiator would compact")
 def _compaction_due(r: Rule, p: PartitionFacts, ctx: Context):
     from ..compaction import decide, statement
 

@@ -1,0 +1,104 @@
+"""Recovery from a journal (``io/journal.py``): what every writer's apply and the next run
+after a kill need (repair, undo, compact). An action's steps taken so far are reversed by
+``roll_back``; ``finish_interrupted`` rolls back every action an interrupted run journaled and
+did not finish; ``require_journal_inside`` refuses a journal naming paths outside its table.
+"""
+
+from __future__ import annotations
+
+from ..core.errors import AcidToolError, UsageError
+from ..core.guards import inside
+from ..io.commit import shielded
+from ..io.fs import Location
+from ..io.journal import (
+    MakeDir,
+    Scratch,
+    Step,
+    exists,
+    read_journal,
+    remove_empty_dir,
+    step_of,
+    step_urls,
+)
+
+
+def roll_back(steps: list[Step]) -> list[str]:
+    """Reverse the steps taken of one action, last first, shielded from a second signal.
+    Directories made are left (empty, in the quarantine; undo removes them): the actions
+    journaled with this one may use them."""
+    problems = []
+    with shielded():
+        for step in reversed(steps):
+            if isinstance(step, MakeDir):
+                continue
+            problem = step.reverse()
+            if problem:
+                problems.append(problem)
+    return problems
+
+
+def undo_unfinished(records: list[dict]) -> bool:
+    """Whether the journal's last undo began and did not end."""
+    order = [r.get("record") for r in records]
+    began = max((i for i, k in enumerate(order) if k == "undo"), default=-1)
+    ended = max((i for i, k in enumerate(order) if k == "undone"), default=-1)
+    return began > ended
+
+
+def require_journal_inside(records: list[dict], root: Location) -> None:
+    """Every path a journal names lies in its table or its quarantine."""
+    begin = records[0]
+    places = [begin.get("path", ""), begin.get("quarantine", "")]
+    for rec in step_records(records):
+        for item in rec.get("actions", []):
+            for raw in item.get("steps", []):
+                for url in step_urls(step_of(raw)):
+                    if not any(p and inside(url, p) for p in places):
+                        raise UsageError(f"the journal names {url}, outside its table "
+                                         f"{places[0]} and quarantine: refused, nothing done")
+
+
+def finish_interrupted(records: list[dict]) -> None:
+    """Roll back the actions an interrupted apply journaled but did not finish."""
+    done = done_ids(records)
+    for rec in reversed(step_records(records)):
+        for item in reversed(rec["actions"]):
+            if item["id"] not in done:
+                problems = roll_back([step_of(s) for s in item["steps"]])
+                if problems:
+                    raise AcidToolError("the interrupted apply's unfinished action "
+                                        f"{item['id']} could not be rolled back: "
+                                        + "; ".join(problems))
+
+
+def step_records(records: list[dict]) -> list[dict]:
+    return [r for r in records if r.get("record") == "steps"]
+
+
+def done_ids(records: list[dict]) -> set[str]:
+    return {i for r in records if r.get("record") == "done" for i in r["ids"]}
+
+
+def journal_unfinished(journal: str) -> bool:
+    """Whether a journal's apply, or its last undo, began and did not end."""
+    try:
+        records = read_journal(journal)
+    except AcidToolError:
+        return False
+    kinds = {r.get("record") for r in records}
+    return bool(kinds) and (undo_unfinished(records) or
+                            ("end" not in kinds and "undo" not in kinds))
+
+
+def remove_empty_scratch(records: list[dict]) -> None:
+    """The staging directories (``Scratch`` steps) of finished actions that a kill left, empty,
+    after their renames: removed (one holding anything is left)."""
+    for rec in step_records(records):
+        for item in rec.get("actions", []):
+            for raw in item["steps"]:
+                step = step_of(raw)
+                if isinstance(step, Scratch) and exists(step.path):
+                    try:
+                        remove_empty_dir(step.path)
+                    except OSError:
+                        pass
