@@ -27,6 +27,8 @@ class Snapshotted:
     batch_rows: int = BATCH_ROWS  # at most, in a table of rows (a reader wanting few: fewer)
     # the table's column names from the metastore (Hive 2.3's files say only _col0.._colN)
     column_names: Sequence[str] | None = None
+    # the metastore's partition keys: (name, Hive type) each (none without a metastore)
+    partition_keys: Sequence[tuple[str, str]] = ()
 
     @functools.cached_property
     def _readers(self) -> list[PartitionReader]:
@@ -110,8 +112,9 @@ class Table:
             batch_rows = min(batch_rows, max(memory_limit // ROW_BYTES, 1024))
         if limit is not None:
             batch_rows = min(batch_rows, max(limit, 1024))
+        keys = [(c.name, c.type) for c in target.table.partition_keys] if target.table else []
         return Snapshotted(inspect_table(target.url, target.snapshot), with_row_id, columns,
-                           memory_limit, batch_rows, target.column_names)
+                           memory_limit, batch_rows, target.column_names, keys)
 
     def to_arrow(self) -> pa.Table:
         """Everything committed, Hive 4 rules."""

@@ -120,9 +120,12 @@ def _read_on_spark(path, metastore, write_ids, txns, hive_version, table, insert
         raise UsageError(problem)
     if kind_of(resolve(output)) != "missing":
         raise UsageError(f"-o {output}: exists already (acidtool never overwrites)")
+    from ..hiveacid import acidtool_errors
+
     df = read_table(session(master), path, write_ids, txns, hive_version, with_row_id=with_row_id,
                     columns=columns, metastore=metastore, table=table, insert_only=insert_only)
-    df.write.format(fmt).mode("errorifexists").save(output)
+    with acidtool_errors():
+        df.write.format(fmt).mode("errorifexists").save(output)
     note(f"wrote a {fmt} dataset to {output}")
 
 

@@ -265,7 +265,7 @@ def plan(source_patterns: Sequence[str | Location], opts: ConvertOptions) -> Pla
             kinds.append(bucket_kind_of(names[c.lower()].type))
     # One listing of the target serves every check below (a remote table: one round trip).
     listed = _listed(target)
-    write_id = _write_id(opts.write_id, table, listed if target is table else None)
+    write_id = parse_write_id(opts.write_id, table, listed if target is table else None)
     clashes = existing_deltas(target, write_id, opts.statement_id, listed, opts.another_statement)
     if clashes:
         raise UsageError(f"write id {write_id} is already used in {target.url}: "
@@ -291,7 +291,7 @@ def plan(source_patterns: Sequence[str | Location], opts: ConvertOptions) -> Pla
 
 
 
-def _write_id(text: str, table: Location, paths: list | None = None) -> int:
+def parse_write_id(text: str, table: Location, paths: list | None = None) -> int:
     """--write-id: a number, or 'auto' for one above every write id in the table. Write ids
     are Java longs."""
     if text == "auto":
@@ -429,15 +429,16 @@ def write_files(p: Plan, progress: Callable[[int], None] | None = None
 StagedWriter = Callable[[Location], "dict[str, tuple[int, int]]"]
 
 
-def commit(p: Plan, files: dict[str, tuple[bytes, int]] | StagedWriter, started: float
-           ) -> Summary:
+def commit(p: Plan, files: dict[str, tuple[bytes, int]] | StagedWriter, started: float,
+           staging: Location | None = None) -> Summary:
     """Write into the staging directory, then rename the delta into place. ``files`` is every
     bucket file's bytes and row count (``write_files``), or a function that writes them there
-    itself (the Spark path, whose workers write their files directly). Whatever happens before
-    the rename (an error, SIGINT, SIGTERM), the staging directory is removed and the table is
-    as it was; an interruption after it raises ``AfterCommitError``."""
+    itself (the Spark paths, whose workers write their files directly; ``staging``: the hidden
+    directory they wrote into, on the table's filesystem). Whatever happens before the rename
+    (an error, SIGINT, SIGTERM), the staging directory is removed and the table is as it was;
+    an interruption after it raises ``AfterCommitError``."""
     fs, o = p.target.fs, p.options
-    staging = p.target.child(f"{ACIDTOOL_STAGING_PREFIX}{uuid.uuid4().hex[:12]}")
+    staging = staging or p.target.child(f"{ACIDTOOL_STAGING_PREFIX}{uuid.uuid4().hex[:12]}")
     staged = staging.child(p.directory)
     final = p.target.child(p.directory)
     summary = Summary(p.directory, p.write_id)

@@ -322,7 +322,7 @@ class PartitionReader:
         if held:
             yield DeleteKeys(pa.concat_tables(pending).combine_chunks())
 
-    def _output(self, events: pa.RecordBatch | pa.Table) -> pa.Table:
+    def output(self, events: pa.RecordBatch | pa.Table) -> pa.Table:
         row = events.column("row")
         if isinstance(row, pa.ChunkedArray):
             row = row.combine_chunks()
@@ -340,9 +340,16 @@ class PartitionReader:
                 [_plain(events.column("originalTransaction")), _plain(events.column("bucket")),
                  _plain(events.column("rowId"))], names=["writeid", "bucketid", "rowid"])
         table_cols.update(cols)
-        for key, value in _partition_values(self.part.partition):
+        for key, value in partition_values(self.part.partition):
             table_cols[key] = pa.array([value] * events.num_rows, pa.string())
         return pa.table(table_cols)
+
+    def data_files(self) -> list[str]:
+        """The data files the snapshot reads (no delete deltas), as ``units`` orders them."""
+        if self.snapshot.insert_only:
+            return self.insert_only_files()
+        buckets, legacy = self._plan
+        return [f.rel for f in legacy + [f for b in sorted(buckets) for f in buckets[b].data]]
 
     def tables(self) -> Iterator[pa.Table]:
         for unit in self.units():
@@ -365,7 +372,7 @@ class PartitionReader:
             yield from self._insert_only([key])
             return
         for events in self.unit_events(unit):
-            yield self._output(events)
+            yield self.output(events)
 
     def unit_events(self, unit: tuple[str, Any]) -> Iterator[pa.RecordBatch | pa.Table]:
         """The events of a unit the snapshot returns, in the ACID event columns: the merge
@@ -477,7 +484,7 @@ class PartitionReader:
                                                             names=batch.schema.names),
                                  self.row_names)
                 events = pa.RecordBatch.from_arrays([row], names=["row"])
-                yield self._output(events)
+                yield self.output(events)
 
     def _legacy(self, files: list[_File]) -> Iterator[pa.Table]:
         """Hive 2.3 without split-update, split by split as OrcRawRecordMerger reads them: a
@@ -542,7 +549,7 @@ def _plain(arr):
     return arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
 
 
-def _partition_values(partition: str) -> list[tuple[str, str]]:
+def partition_values(partition: str) -> list[tuple[str, str]]:
     if not partition:
         return []
     from urllib.parse import unquote

@@ -14,7 +14,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[2] / "acidtool"
 
 # A module may import from its own layer and the layers below, never from one above.
-LAYERS = {"core": 0, "_gc": 0, "io": 1, "commands": 2, "api": 2, "spark": 2, "demo": 2, "cli": 3,
+LAYERS = {"core": 0, "_gc": 0, "io": 1, "commands": 2, "api": 2, "spark": 2, "hiveacid": 2, "demo": 2, "cli": 3,
           "__init__": 4, "__main__": 4}
 
 

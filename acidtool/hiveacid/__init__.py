@@ -1,0 +1,155 @@
+"""Hive ACID tables as a Spark data source named ``hiveacid`` (Spark 4's Python Data Source API).
+
+    acidtool.spark.register(spark)              # or nothing: see pyspark_hiveacid
+    spark.read.format("hiveacid").option("writeIds", "...").load("/warehouse/t")
+    df.write.format("hiveacid").mode("append").save("/warehouse/t")
+
+Planning runs in Spark's Python worker on the driver, with acidtool's own code; the rows are
+read and written by the executors. ``read.py`` plans reads and prunes partitions; ``write.py``
+stages each task's files and commits them on the driver through the commit protocol of every
+acidtool writer. The options are the CLI's flags in camel case (``options.py``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import re
+from dataclasses import dataclass
+
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceArrowWriter,
+    DataSourceReader,
+    InputPartition,
+    WriterCommitMessage,
+)
+
+from .options import ReadOptions
+from .read import ReadPlan, plan_read, prune, unit_batches
+
+NAME = "hiveacid"
+
+
+class HiveAcidSource(DataSource):
+    """``spark.read.format("hiveacid")`` and ``df.write.format("hiveacid")``."""
+
+    @classmethod
+    def name(cls) -> str:
+        return NAME
+
+    def schema(self):
+        from pyspark.sql.pandas.types import from_arrow_schema
+
+        # a table with no data file to take the columns from has none (as `acidtool read`
+        # says): .schema('id int, ...') gives them
+        return from_arrow_schema(_planned(self.options).schema)
+
+    def reader(self, schema):
+        plan = _planned(self.options)
+        if _pushdown_asked():
+            return PruningReader(plan, schema)
+        return Reader(plan, schema)
+
+    def writer(self, schema, overwrite: bool):
+        return Writer(dict(self.options), schema, overwrite)
+
+
+def _planned(options) -> ReadPlan:
+    return plan_read(ReadOptions.of(dict(options)))
+
+
+def _pushdown_asked() -> bool:
+    """Whether Spark is planning this read with filter pushdown on
+    (``spark.sql.python.filterPushdown.enabled``): it then calls ``reader`` from its pushdown
+    worker, and a reader that takes filters is refused when it is off."""
+    return any(f.filename.endswith("data_source_pushdown_filters.py")
+               for f in inspect.stack(0))
+
+
+class Reader(DataSourceReader):
+    def __init__(self, plan: ReadPlan, schema):
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        self.units = plan.units
+        self.target = to_arrow_schema(schema, timezone="UTC")
+
+    def partitions(self):
+        return [InputPartition(u) for u in self.units]
+
+    def read(self, partition):
+        yield from unit_batches(partition.value, self.target)
+
+
+class PruningReader(Reader):
+    def pushFilters(self, filters):
+        self.units, left = prune(self.units, list(filters))
+        return left
+
+
+@dataclass
+class Written(WriterCommitMessage):
+    files: list  # of write.Staged
+
+
+class Writer(DataSourceArrowWriter):
+    """Tasks write their rows into the job's staging directory; the driver commits (see
+    ``write.py``)."""
+
+    def __init__(self, options: dict, schema, overwrite: bool):
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        from .job import plan_write
+        from .write import WriteOptions
+
+        self.job = plan_write(WriteOptions.of(options), to_arrow_schema(schema, timezone="UTC"),
+                              overwrite)
+
+    def write(self, iterator):
+        from pyspark import TaskContext
+
+        from .write import write_task
+
+        ctx = TaskContext.get()
+        task, attempt = (ctx.partitionId(), ctx.attemptNumber()) if ctx else (0, 0)
+        return Written(write_task(self.job, iterator, task, attempt))
+
+    def commit(self, messages):
+        from .job import commit_job
+
+        commit_job(self.job, [s for m in messages if m is not None for s in m.files])
+
+    def abort(self, messages):
+        from .job import abort_job
+
+        abort_job(self.job)
+
+
+_OURS = re.compile(r"acidtool\.core\.errors\.(\w+): (.*?)(?:\\n|\n|$)")
+
+
+@contextlib.contextmanager
+def acidtool_errors():
+    """Inside the block, an acidtool error that Spark reports from its Python worker (an
+    ``AnalysisException`` or a failed job carrying the worker's traceback) is raised again as
+    the acidtool error it was, with its own one-line message."""
+    from ..core import errors
+
+    try:
+        yield
+    except errors.AcidToolError:
+        raise
+    except Exception as exc:
+        found = _OURS.findall(str(exc))
+        if not found:
+            raise
+        name, message = found[-1]
+        kind = getattr(errors, name, errors.AcidToolError)
+        if not (isinstance(kind, type) and issubclass(kind, errors.AcidToolError)):
+            kind = errors.AcidToolError
+        raise kind(message.strip()) from None
+
+
+def register(spark) -> None:
+    """Make ``hiveacid`` known to ``spark`` (a SparkSession)."""
+    spark.dataSource.register(HiveAcidSource)

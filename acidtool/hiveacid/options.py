@@ -1,0 +1,92 @@
+"""The ``hiveacid`` source's options: Spark's option map (keys without case) turned into typed
+values, once, on the driver, with a one-line error naming the option for anything wrong. The
+names are the CLI's flags in camel case (``--write-ids`` is ``writeIds``)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Mapping
+
+from ..core.errors import UsageError
+
+READ_OPTIONS = ("path", "writeIds", "txns", "hiveVersion", "metastore", "table", "insertOnly",
+                "withRowId", "columns", "partitions")
+WRITE_OPTIONS = ("path", "writeId", "statementId", "hiveVersion", "metastore", "buckets",
+                 "bucketBy", "bucketingVersion", "compression", "insertOnly", "partition",
+                 "maxFileRows", "table")
+
+
+def known(options: Mapping[str, str], names: tuple[str, ...], what: str) -> dict[str, str]:
+    lower = {n.lower(): n for n in names}
+    out = {}
+    for key, value in options.items():
+        name = lower.get(key.lower())
+        if name is None:
+            raise UsageError(f"hiveacid: unknown {what} option {key!r} (the options: "
+                             f"{', '.join(names)})")
+        out[name] = value
+    return out
+
+
+def flag(value: str | None, name: str) -> bool:
+    if value is None:
+        return False
+    text = str(value).strip().lower()
+    if text in ("true", "1", "yes"):
+        return True
+    if text in ("false", "0", "no", ""):
+        return False
+    raise UsageError(f"hiveacid: option {name}={value!r}: true or false")
+
+
+def names(value: str | None) -> list[str]:
+    """A list option: ``a,b`` or a JSON list (for names holding commas)."""
+    if value is None or not value.strip():
+        return []
+    text = value.strip()
+    if text.startswith("["):
+        try:
+            items = json.loads(text)
+        except ValueError:
+            raise UsageError(f"hiveacid: {text!r} is not a JSON list") from None
+        return [str(i).strip() for i in items]
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def number(value: str | None, name: str) -> int | None:
+    if value is None or not str(value).strip():
+        return None
+    try:
+        return int(str(value).strip())
+    except ValueError:
+        raise UsageError(f"hiveacid: option {name}={value!r}: a whole number") from None
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    path: str
+    write_ids: str | None = None
+    txns: str | None = None
+    hive_version: str | None = None
+    metastore: str | None = None
+    table: str | None = None
+    insert_only: bool = False
+    with_row_id: bool = False
+    columns: tuple[str, ...] = ()
+    partitions: tuple[str, ...] = ()  # k=v[/k2=v2] each, "" for none asked
+
+    @classmethod
+    def of(cls, options: Mapping[str, str]) -> "ReadOptions":
+        o = known(options, READ_OPTIONS, "read")
+        path = o.get("path")
+        if not path:
+            raise UsageError("hiveacid: no table: .load(PATH) or .load('db.table') with the "
+                             "metastore option")
+        if o.get("writeIds") and o.get("txns"):
+            raise UsageError("hiveacid: writeIds and txns: give one snapshot")
+        return cls(path, o.get("writeIds") or None, o.get("txns") or None,
+                   o.get("hiveVersion") or None, o.get("metastore") or None,
+                   o.get("table") or None, flag(o.get("insertOnly"), "insertOnly"),
+                   flag(o.get("withRowId"), "withRowId"), tuple(names(o.get("columns"))),
+                   tuple(p.strip("/") for p in names(o.get("partitions"))))
