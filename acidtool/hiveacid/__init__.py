@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import json
 import re
 from dataclasses import dataclass
 
@@ -25,8 +26,8 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
-from .options import ReadOptions
-from .read import ReadPlan, plan_read, prune, unit_batches
+from .options import SPARKS_OWN, ReadOptions
+from .read import ReadPlan, plan_read, prune, typed_as, unit_batches
 
 NAME = "hiveacid"
 
@@ -40,23 +41,46 @@ class HiveAcidSource(DataSource):
 
     def schema(self):
         from pyspark.sql.pandas.types import from_arrow_schema
+        from pyspark.sql.types import StructField, StructType
 
         # a table with no data file to take the columns from has none (as `acidtool read`
         # says): .schema('id int, ...') gives them
-        return from_arrow_schema(_planned(self.options).schema)
+        struct = from_arrow_schema(_planned(self.options).schema)
+        if not struct.fields:
+            return struct
+        # Spark hands a SQL table's reads and writes (CREATE TABLE ... USING hiveacid
+        # OPTIONS (...)) no options, only the schema it kept: the options ride along in it
+        first = struct.fields[0]
+        saved = {k: v for k, v in self.options.items() if k.lower() not in SPARKS_OWN}
+        kept = StructField(first.name, first.dataType, first.nullable,
+                           {**(first.metadata or {}), SAVED: json.dumps(saved)})
+        return StructType([kept, *struct.fields[1:]])
 
     def reader(self, schema):
-        plan = _planned(self.options)
+        plan = _planned(_options(self.options, schema), with_schema=False)  # Spark has it
         if _pushdown_asked():
             return PruningReader(plan, schema)
         return Reader(plan, schema)
 
     def writer(self, schema, overwrite: bool):
-        return Writer(dict(self.options), schema, overwrite)
+        return Writer(_options(self.options, schema), schema, overwrite)
 
 
-def _planned(options) -> ReadPlan:
-    return plan_read(ReadOptions.of(dict(options)))
+SAVED = "hiveacid.options"
+
+
+def _options(options, schema) -> dict:
+    """The options Spark gives, or (a SQL table's read or write, given none) those the
+    table's schema keeps."""
+    given = dict(options)
+    if given.get("path") or schema is None or not schema.fields:
+        return given
+    saved = (schema.fields[0].metadata or {}).get(SAVED)
+    return {**json.loads(saved), **given} if saved else given
+
+
+def _planned(options, *, with_schema: bool = True) -> ReadPlan:
+    return plan_read(ReadOptions.of(dict(options)), with_schema=with_schema)
 
 
 def _pushdown_asked() -> bool:
@@ -71,8 +95,8 @@ class Reader(DataSourceReader):
     def __init__(self, plan: ReadPlan, schema):
         from pyspark.sql.pandas.types import to_arrow_schema
 
-        self.units = plan.units
         self.target = to_arrow_schema(schema, timezone="UTC")
+        self.units = [typed_as(u, self.target) for u in plan.units]
 
     def partitions(self):
         return [InputPartition(u) for u in self.units]

@@ -51,8 +51,9 @@ def plan_write(o: WriteOptions, frame: pa.Schema, overwrite: bool) -> Job:
     if not 0 <= o.statement_id <= 4095:
         raise UsageError("hiveacid: statementId must be between 0 and 4095")
     keys = _partition_keys(table, info, partition)
-    schema = _table_schema(table, info, insert_only, frame, keys)
-    columns = _columns(schema, frame, keys)
+    not_rows = keys + tuple(k for k, _ in partition_values(partition)) if partition else keys
+    schema = _table_schema(table, info, insert_only, frame, not_rows)
+    columns = _columns(schema, frame, not_rows)
     buckets, bucket_by, bucketing = o.buckets, o.bucket_by, o.bucketing_version
     if info is not None and info.bucketed and buckets is None:
         buckets, bucket_by, bucketing = info.num_buckets, info.bucket_cols, \

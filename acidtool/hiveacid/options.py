@@ -17,16 +17,34 @@ WRITE_OPTIONS = ("path", "writeId", "statementId", "hiveVersion", "metastore", "
                  "maxFileRows", "table")
 
 
+# What Spark itself keeps in a SQL table's options (CREATE TABLE ... USING hiveacid), which
+# reach the source with the user's
+SPARKS_OWN = {"owner", "external", "location", "comment", "provider", "is_managed_location"}
+
+
 def known(options: Mapping[str, str], names: tuple[str, ...], what: str) -> dict[str, str]:
+    """The options by their names. A SQL table's options serve its reads and its writes
+    alike, so an option of the other kind is taken and left unused; a name of neither kind
+    (a typo) is refused."""
     lower = {n.lower(): n for n in names}
+    other = {n.lower() for n in READ_OPTIONS + WRITE_OPTIONS} | SPARKS_OWN
     out = {}
     for key, value in options.items():
         name = lower.get(key.lower())
         if name is None:
+            if key.lower() in other:
+                continue
             raise UsageError(f"hiveacid: unknown {what} option {key!r} (the options: "
                              f"{', '.join(names)})")
         out[name] = value
     return out
+
+
+def local_path(path: str | None) -> str | None:
+    """A path as Spark may qualify it (a SQL table's ``file:/dir``): a local one plain."""
+    if path and path.startswith("file:") and not path.startswith("file://"):
+        return path[len("file:"):]
+    return path
 
 
 def flag(value: str | None, name: str) -> bool:
@@ -79,7 +97,7 @@ class ReadOptions:
     @classmethod
     def of(cls, options: Mapping[str, str]) -> "ReadOptions":
         o = known(options, READ_OPTIONS, "read")
-        path = o.get("path")
+        path = local_path(o.get("path"))
         if not path:
             raise UsageError("hiveacid: no table: .load(PATH) or .load('db.table') with the "
                              "metastore option")

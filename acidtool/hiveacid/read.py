@@ -48,7 +48,9 @@ class ReadPlan:
         return sorted({u.reader.part.partition for u in self.units})
 
 
-def plan_read(options: ReadOptions) -> ReadPlan:
+def plan_read(options: ReadOptions, *, with_schema: bool = True) -> ReadPlan:
+    """The read's units (and, ``with_schema``, its Arrow schema, from one data file's footer;
+    a reader given the schema opens no file before its tasks do)."""
     o = options
     snap: Snapshotted = Table(o.path, o.metastore).snapshot(
         o.write_ids, o.txns, o.hive_version, table=o.table, with_row_id=o.with_row_id,
@@ -63,7 +65,7 @@ def plan_read(options: ReadOptions) -> ReadPlan:
                              f"{o.path} (it has {', '.join(sorted(have)[:5]) or 'none'})")
         readers = [r for r in readers if r.part.partition in o.partitions]
     types = {name: _arrow_type(hive) for name, hive in snap.partition_keys}
-    schema = output_schema(readers, insert_only)
+    schema = output_schema(readers, insert_only) if with_schema else pa.schema([])
     schema = pa.schema([pa.field(f.name, types[f.name]) if f.name in types else f
                         for f in schema])
     units: list[Unit] = []
@@ -127,6 +129,15 @@ def output_schema(readers: Sequence[PartitionReader], insert_only: bool) -> pa.S
     return pa.schema(fields)
 
 
+def typed_as(unit: Unit, schema: pa.Schema) -> Unit:
+    """The unit with its partition values typed as ``schema`` (Spark's, perhaps the user's
+    own) types those columns."""
+    names = set(schema.names)
+    values = tuple((k, typed(v, schema.field(k).type) if k in names else v)
+                   for k, v in partition_values(unit.reader.part.partition))
+    return Unit(unit.reader, unit.unit, values)
+
+
 def unit_batches(unit: Unit, target: pa.Schema) -> Iterator[pa.RecordBatch]:
     """A unit's rows as batches of ``target`` (Spark's Arrow form of the output schema)."""
     types = dict(unit.values)
@@ -134,8 +145,9 @@ def unit_batches(unit: Unit, target: pa.Schema) -> Iterator[pa.RecordBatch]:
         for name, value in types.items():  # typed partition columns, not the path's strings
             if name in t.column_names:
                 i = t.column_names.index(name)
-                t = t.set_column(i, name, pa.array([value] * t.num_rows,
-                                                   target.field(name).type))
+                kind = target.field(name).type
+                t = t.set_column(i, name, pa.nulls(t.num_rows, kind) if value is None else
+                                 pa.repeat(pa.scalar(value, kind), t.num_rows))
         t = t.select(target.names).cast(target, safe=False)
         yield from t.to_batches()
 
@@ -144,17 +156,30 @@ def unit_batches(unit: Unit, target: pa.Schema) -> Iterator[pa.RecordBatch]:
 # Pruning: the filters Spark pushes, on partition columns only
 
 
+class _CannotJudge(Exception):
+    pass
+
+
 def keeps(filter_, values: dict[str, Any]) -> bool | None:
     """Whether a partition whose columns hold ``values`` passes ``filter_`` (a
-    ``pyspark.sql.datasource`` filter); None when the filter is not on one partition column
-    or cannot be judged from the values (Spark applies it then)."""
+    ``pyspark.sql.datasource`` filter: SQL's three-valued logic, a null comparison is not
+    true, nor is its negation); None when the filter is not on one partition column or cannot
+    be judged from the values (Spark applies it then)."""
+    try:
+        return _truth(filter_, values) is True
+    except _CannotJudge:
+        return None
+
+
+def _truth(filter_, values: dict[str, Any]) -> bool | None:
+    """True, False, or None for SQL's null (unknown)."""
     kind = type(filter_).__name__
     if kind == "Not":
-        inner = keeps(filter_.child, values)
+        inner = _truth(filter_.child, values)
         return None if inner is None else not inner
     attribute = getattr(filter_, "attribute", None)
     if attribute is None or len(attribute) != 1 or attribute[0] not in values:
-        return None
+        raise _CannotJudge
     v = values[attribute[0]]
     if kind == "IsNull":
         return v is None
@@ -164,29 +189,27 @@ def keeps(filter_, values: dict[str, Any]) -> bool | None:
     if kind == "EqualNullSafe":
         return v == want
     if v is None:
-        return False  # a comparison with null is not true
+        if kind in _COMPARISONS or kind == "In":
+            return None
+        raise _CannotJudge
     try:
-        if kind == "EqualTo":
-            return bool(v == want)
-        if kind == "GreaterThan":
-            return bool(v > want)
-        if kind == "GreaterThanOrEqual":
-            return bool(v >= want)
-        if kind == "LessThan":
-            return bool(v < want)
-        if kind == "LessThanOrEqual":
-            return bool(v <= want)
         if kind == "In":
-            return v in want
-        if kind == "StringStartsWith":
-            return str(v).startswith(want)
-        if kind == "StringEndsWith":
-            return str(v).endswith(want)
-        if kind == "StringContains":
-            return want in str(v)
+            return True if v in want else (None if None in want else False)
+        if kind in _COMPARISONS:
+            return None if want is None else bool(_COMPARISONS[kind](v, want))
     except TypeError:
-        return None
-    return None
+        raise _CannotJudge from None
+    raise _CannotJudge
+
+
+_COMPARISONS = {
+    "EqualTo": lambda v, w: v == w, "GreaterThan": lambda v, w: v > w,
+    "GreaterThanOrEqual": lambda v, w: v >= w, "LessThan": lambda v, w: v < w,
+    "LessThanOrEqual": lambda v, w: v <= w,
+    "StringStartsWith": lambda v, w: str(v).startswith(w),
+    "StringEndsWith": lambda v, w: str(v).endswith(w),
+    "StringContains": lambda v, w: w in str(v),
+}
 
 
 def prune(units: list[Unit], filters: list) -> tuple[list[Unit], list]:

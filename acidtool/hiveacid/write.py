@@ -35,7 +35,7 @@ from ..core.hashing import bucket_number
 from ..core.names import ACIDTOOL_STAGING_PREFIX, Base, Delta
 from ..io.deltawriter import BucketWriter, FileFormat
 from ..io.fs import Location, resolve
-from .options import WRITE_OPTIONS, flag, known, names, number
+from .options import WRITE_OPTIONS, flag, known, local_path, names, number
 
 DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 TASKS = ".tasks"  # below the staging directory: each task attempt's own directory
@@ -237,7 +237,7 @@ class WriteOptions:
     @classmethod
     def of(cls, options: Mapping[str, str]) -> "WriteOptions":
         o = known(options, WRITE_OPTIONS, "write")
-        path = o.get("path")
+        path = local_path(o.get("path"))
         if not path:
             raise UsageError("hiveacid: no table: .save(PATH), or .save('db.table') with the "
                              "metastore option")

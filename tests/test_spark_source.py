@@ -1,0 +1,252 @@
+"""The ``hiveacid`` Spark data source (acidtool.hiveacid) on local[2]: reads (the Hive-judged
+suites of test_spark_read go through it too, as read_table does), partition pruning (files of
+partitions not asked for are never opened), and writes that Hive 2.3's, 3.1's and 4.0's own
+readers and ``validate --level rows`` accept."""
+
+from __future__ import annotations
+
+import datetime
+import os
+from pathlib import Path
+
+import pytest
+
+from .helpers.hivejvm import acidtool_rows
+from .helpers.layouts import acid, build, delta, events
+from .helpers.runner import run
+from .test_hive_raw_files import judge  # noqa: F401 - the fixture: Hive 2.3, 3.1 and 4.0
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture(scope="module")
+def spark(spark):
+    from acidtool.spark import register
+
+    register(spark)
+    return spark
+
+
+def hiveacid(spark, **options):
+    reader = spark.read.format("hiveacid")
+    for k, v in options.items():
+        reader = reader.option(k, v)
+    return reader
+
+
+def rows_of(df) -> list:
+    return sorted((tuple(r) for r in df.collect()), key=repr)
+
+
+def partitioned(tmp_path: Path) -> Path:
+    layout = {}
+    for ds in (1, 2, 3):
+        layout.update({f"ds={ds}/{k}": v for k, v in delta(
+            "delta_0000001_0000001_0000", acid(events(1, n=ds))).items()})
+    return build(tmp_path / "p", layout)
+
+
+def garble(table: Path, *partitions: str) -> None:
+    """The data files of these partitions made unreadable: a read that opens one fails."""
+    for part in partitions:
+        for top, _, files in os.walk(table / part):
+            for f in files:
+                if f.startswith("bucket_"):
+                    Path(top, f).write_bytes(b"not an ORC file")
+
+
+# ------------------------------------------------------------------------------------------------
+# Reading
+
+
+def test_reads_what_acidtool_read_returns_with_row_ids(spark, tmp_path):
+    t = partitioned(tmp_path)
+    got = rows_of(hiveacid(spark, withRowId="true").load(str(t)))
+    ours = run("read", t, "--with-row-id").out.splitlines()
+    assert len(got) == len(ours) == 6
+    assert {(r[0].writeid, r[0].bucketid, r[0].rowid, r[1], r[3]) for r in got} == {
+        (1, 536870912, i, i, str(ds)) for ds in (1, 2, 3) for i in range(ds)}
+
+
+def test_the_partitions_option_never_opens_other_partitions(spark, tmp_path):
+    t = partitioned(tmp_path)
+    garble(t, "ds=1", "ds=3")
+    df = hiveacid(spark, partitions="ds=2").load(str(t))
+    assert sorted(r.id for r in df.collect()) == [0, 1]
+    assert {r.ds for r in df.collect()} == {"2"}
+    with pytest.raises(Exception, match="no partition 'ds=9'"):
+        hiveacid(spark, partitions="ds=9").load(str(t)).collect()
+
+
+@pytest.mark.parametrize("where,read", [("ds = '2'", "2"), ("ds in ('2', '3')", "23"),
+                                        ("ds >= '2'", "23"), ("ds < '3' and id > 0", "12"),
+                                        ("not ds = '1'", "23")])
+def test_pushed_filters_prune_partitions(spark, tmp_path, where, read):
+    """Partition ds=N holds ids 0..N-1; the partitions no filter keeps are garbled."""
+    t = partitioned(tmp_path)
+    garble(t, *[f"ds={d}" for d in "123" if d not in read])
+    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
+    try:
+        df = hiveacid(spark).schema("id int, name string, ds string").load(str(t)).where(where)
+        got = sorted((r.ds, r.id) for r in df.collect())
+    finally:
+        spark.conf.unset("spark.sql.python.filterPushdown.enabled")
+    expected = sorted((d, i) for d in read for i in range(int(d)))
+    if "id > 0" in where:
+        expected = [e for e in expected if e[1] > 0]
+    assert got == expected
+
+
+def test_pruning_judges_only_what_it_can_for_every_partition():
+    """Unit level: typed values, Hive's default partition as null, Not; a filter on a row
+    column, or one a value cannot be compared with, is left to Spark."""
+    from pyspark.sql.datasource import EqualTo, GreaterThan, In, IsNull, Not
+
+    from acidtool.hiveacid.read import Unit, prune
+
+    units = [Unit(None, ("bucket", 0), (("ds", datetime.date(2024, 1, d)), ("h", h)))
+             for d in (1, 2) for h in (None, 7)]
+    kept, left = prune(units, [EqualTo(("ds",), datetime.date(2024, 1, 2))])
+    assert [u.values for u in kept] == [u.values for u in units[2:]] and left == []
+    kept, left = prune(units, [IsNull(("h",))])
+    assert [dict(u.values)["h"] for u in kept] == [None, None]
+    kept, left = prune(units, [Not(In(("h",), (7,)))])
+    assert [dict(u.values)["h"] for u in kept] == []  # null is neither in nor not in
+    kept, left = prune(units, [GreaterThan(("id",), 3), GreaterThan(("ds",), "x")])
+    assert kept == units and len(left) == 2
+
+
+def test_typed_partition_columns_from_a_schema_the_user_gives(spark, tmp_path):
+    t = partitioned(tmp_path)
+    df = hiveacid(spark).schema("id int, name string, ds int").load(str(t))
+    assert sorted({r.ds for r in df.collect()}) == [1, 2, 3]
+
+
+def test_bad_options_name_the_option(spark, tmp_path):
+    t = partitioned(tmp_path)
+    for options, said in [({"writeIds": "x"}, "write-id list 'x'"),
+                          ({"writeids": "t:1:9223372036854775807::", "txns": "1:1::"},
+                           "give one snapshot"),
+                          ({"wrietIds": "1"}, "unknown read option 'wrietids'")]:
+        with pytest.raises(Exception, match=said):
+            hiveacid(spark, **options).load(str(t)).collect()
+
+
+# ------------------------------------------------------------------------------------------------
+# Writing
+
+
+def frame(spark, n: int, parts: int = 3, start: int = 0):
+    return spark.createDataFrame([(i, f"n{i}") for i in range(start, start + n)],
+                                 "id int, name string").repartition(parts)
+
+
+def clean(table: Path, *args) -> None:
+    doc = run("validate", table, "--level", "rows", "--format", "json", *args).json()
+    assert [f for f in doc["findings"] if f["severity"] in ("error", "warning")] == []
+
+
+def test_hive_reads_what_an_append_writes(spark, judge, tmp_path):  # noqa: F811
+    version, hive = judge
+    t = tmp_path / "t"
+    t.mkdir()
+    frame(spark, 20).write.format("hiveacid").option("hiveVersion", version) \
+        .option("writeId", "5").mode("append").save(str(t))
+    frame(spark, 4, 2, start=100).write.format("hiveacid").option("hiveVersion", version) \
+        .mode("append").save(str(t))  # writeId auto: the next, 6
+    names = sorted(os.listdir(t))
+    assert names == ["delta_0000005_0000005_0000", "delta_0000006_0000006_0000"], names
+    buckets = len([n for n in os.listdir(t / names[0]) if n.startswith("bucket_")])
+    if version == "2":
+        expected = hive.read(str(t), "10:9223372036854775807::", buckets=buckets)
+        got = acidtool_rows(t, "2", "--txns", "10:9223372036854775807::")
+    else:
+        snap = "t:10:9223372036854775807::"
+        expected = hive.read(str(t), snap, buckets=buckets)
+        got = acidtool_rows(t, version, "--write-ids", snap)
+    assert len(expected) == 24 and got == expected
+    assert sorted(int(v[0]) for _, v in expected) == list(range(20)) + list(range(100, 104))
+    clean(t, "--hive-version", version)
+
+
+def test_overwrite_writes_a_base_per_partition_written(spark, tmp_path):
+    t = partitioned(tmp_path)
+    df = spark.createDataFrame([(7, "seven", "2"), (8, "eight", "4")], "id int, name string, ds string")
+    df.write.format("hiveacid").mode("overwrite").save(str(t))
+    assert sorted(os.listdir(t / "ds=2")) == ["base_0000002", "delta_0000001_0000001_0000"]
+    assert sorted(os.listdir(t / "ds=4")) == ["base_0000002"]
+    assert "base_0000002" not in os.listdir(t / "ds=1")
+    got = sorted((r.ds, r.id) for r in hiveacid(spark).load(str(t)).collect())
+    assert got == [("1", 0), ("2", 7), ("3", 0), ("3", 1), ("3", 2), ("4", 8)]
+    clean(t)
+
+
+def test_a_static_partition_and_rows_that_name_another(spark, tmp_path):
+    t = partitioned(tmp_path)
+    frame(spark, 3).write.format("hiveacid").option("partition", "ds=9").mode("append") \
+        .save(str(t))
+    assert sorted(r.id for r in hiveacid(spark, partitions="ds=9").load(str(t)).collect()) \
+        == [0, 1, 2]
+    wrong = spark.createDataFrame([(1, "x", "5")], "id int, name string, ds string")
+    with pytest.raises(Exception, match="holds other values than '8'"):
+        wrong.write.format("hiveacid").option("partition", "ds=8").mode("append").save(str(t))
+    assert not (t / "ds=8").exists() or os.listdir(t / "ds=8") == []
+    assert not [n for n in os.listdir(t) if n.startswith("_acidtool_staging_")]
+
+
+def test_bucketed_rows_go_to_hives_bucket_and_several_tasks_merge(spark, tmp_path):
+    from acidtool.core.hashing import bucket_number
+
+    t = tmp_path / "b"
+    t.mkdir()
+    frame(spark, 50, parts=4).write.format("hiveacid").option("buckets", "4") \
+        .option("bucketBy", "id").mode("append").save(str(t))
+    d = t / "delta_0000001_0000001_0000"
+    files = sorted(n for n in os.listdir(d) if n.startswith("bucket_"))
+    assert files == [f"bucket_0000{b}" for b in range(4)]
+    got = hiveacid(spark, withRowId="true").load(str(t)).collect()
+    for r in got:
+        assert r.ROW__ID.bucketid == 536870912 | bucket_number([r.id], ["int"], 4, 2) << 16
+    per_bucket = {}
+    for r in got:
+        per_bucket.setdefault(r.ROW__ID.bucketid, []).append(r.ROW__ID.rowid)
+    assert all(sorted(v) == list(range(len(v))) for v in per_bucket.values())
+    assert sorted(r.id for r in got) == list(range(50))
+    clean(t)
+
+
+def test_insert_only_tables_get_plain_files(spark, tmp_path):
+    t = tmp_path / "mm"
+    t.mkdir()
+    frame(spark, 6, parts=2).write.format("hiveacid").option("insertOnly", "true") \
+        .mode("append").save(str(t))
+    d = t / "delta_0000001_0000001_0000"
+    assert sorted(os.listdir(d)) == ["000000_0", "000001_0"]
+    got = hiveacid(spark, insertOnly="true").load(str(t)).collect()
+    assert sorted(r.id for r in got) == list(range(6))
+    clean(t, "--insert-only")
+
+
+def test_sql_create_select_insert(spark, tmp_path):
+    t = partitioned(tmp_path)
+    spark.sql(f"CREATE TABLE acid_p USING hiveacid OPTIONS (path '{t}')")
+    try:
+        assert spark.sql("SELECT count(*) FROM acid_p").collect()[0][0] == 6
+        spark.sql("INSERT INTO acid_p VALUES (50, 'fifty', '1')")
+        assert spark.sql("SELECT id FROM acid_p WHERE ds = '1' ORDER BY id").collect() == \
+            [(0,), (50,)]
+    finally:
+        spark.sql("DROP TABLE acid_p")
+
+
+def test_a_failed_job_leaves_the_table_as_it_was(spark, tmp_path):
+    from .test_repair import tree
+
+    t = partitioned(tmp_path)
+    before = tree(t)
+    bad = spark.createDataFrame([(1, "x", "1"), (2, "y", "2")], "id string, name string, ds string")
+    bad = bad.selectExpr("case when id = '2' then raise_error('boom') else 1 end as id", "name",
+                         "ds")
+    with pytest.raises(Exception, match="boom"):
+        bad.write.format("hiveacid").mode("append").save(str(t))
+    assert tree(t) == before
