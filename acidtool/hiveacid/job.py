@@ -3,17 +3,20 @@ they all succeeded, the abort after any failed (see ``write.py`` for the whole p
 
 from __future__ import annotations
 
+import hashlib
 import time
 from dataclasses import replace
-from typing import Sequence
 
 import pyarrow as pa
 
 from ..core.catalog import MetastoreError, TableInfo, partition_values
 from ..core.errors import UsageError
+from ..core.names import ACID_VERSION_FILE
 from ..core.versions import HiveVersion
+from ..io.commit import LockedError
 from ..io.deltawriter import BucketWriter, FileFormat
 from ..io.fs import Location, kind_of, list_tree, resolve
+from ..io.journal import fault_point
 from .write import TASKS, Job, Staged, WriteOptions, new_staging
 
 
@@ -86,7 +89,13 @@ def plan_write(o: WriteOptions, frame: pa.Schema, overwrite: bool) -> Job:
             raise UsageError(f"hiveacid: write id {write_id} is already used in {target.url}: "
                              f"{', '.join(clashes)} (pick another, or writeId auto)")
     if auto and o.metastore:
-        return _in_transaction(job, info)
+        job = _in_transaction(job, info)
+    try:  # made here, once: the tasks make none (write._make_dirs)
+        staging = resolve(job.staging)
+        staging.fs.create_dir(staging.child(TASKS).path, recursive=True)
+    except BaseException:
+        abort_job(job)
+        raise
     return job
 
 
@@ -199,62 +208,153 @@ def _columns(schema: pa.Schema, frame: pa.Schema, keys: tuple[str, ...]) -> tupl
 
 
 def commit_job(job: Job, files: list[Staged]) -> dict[str, dict]:
-    """Each partition's files placed in its directory and committed by one rename under the
-    table's lock; then the metastore transaction. Any failure takes out again what this job
-    renamed in, and aborts. partition -> {directory, files, rows}."""
-    from ..commands.convert import ConvertOptions, Plan, commit
+    """Commit what the tasks staged (see ``write.py``): partition -> {directory, files,
+    rows, journal}."""
+    from ..io.commit import TableLock, table_of
 
-    started = time.perf_counter()
     table, root = resolve(job.table), resolve(job.staging)
     parts: dict[str, dict[int, list[Staged]]] = {}
     for s in files:
         parts.setdefault(s.partition, {}).setdefault(s.bucket, []).append(s)
     if not parts and job.overwrite and not job.keys:
         parts[job.partition or ""] = {}  # INSERT OVERWRITE of no rows: an empty base
-    done: list[Location] = []
-    added: list[str] = []
-    out: dict[str, dict] = {}
     try:
-        for part in sorted(parts):
-            target = table.child(part) if part else table
-            staging = root.child(part) if part else root
-            placed = _place(job, parts[part], root, staging.child(job.directory))
-            opts = ConvertOptions(table=job.table, write_id=str(job.write_id),
-                                  partition=part or None, statement_id=job.fmt.statement_id,
-                                  compression=job.fmt.compression,
-                                  hive_version=job.fmt.hive_version,
-                                  insert_only=job.fmt.insert_only, allow_duplicates=True)
-            plan = Plan(opts, [], target, job.write_id, job.directory, job.schema, [])
-            if kind_of(target) == "missing":
-                target.fs.create_dir(target.path, recursive=True)
-            summary = commit(plan, _already(placed), started, staging=staging)
-            done.append(target.child(job.directory))
-            out[part] = {"directory": job.directory, "files": summary.files,
-                         "rows": summary.rows}
-        if job.transaction:
-            _metastore_commit(job, sorted(p for p in parts if p), added)
+        staged = {part: _place(job, parts[part], root, _staged_dir(job, root, part))
+                  for part in sorted(parts)}
+        fault_point()  # everything staged
+        lock = TableLock(table_of(table), None, COMMAND).acquire(wait=LOCK_WAIT)
     except BaseException:
-        for loc in reversed(done):
-            try:
-                loc.fs.delete_dir(loc.path)
-            except (OSError, FileNotFoundError):
-                pass
-        abort_job(job, dropped=added)
+        abort_job(job)
+        raise
+    restore = False
+    try:
+        try:
+            _finish_stale(lock)
+        except _Refused:
+            restore = True  # the other run's to finish: its lock record is put back
+            raise
+        return _commit_locked(job, staged, lock)
+    except BaseException:
+        abort_job(job)
         raise
     finally:
+        lock.release(restore=restore)
         _remove(root)
+
+
+COMMAND = "hiveacid write"
+LOCK_WAIT = 30.0  # seconds a commit waits for another writer's lock on the table
+
+
+def _staged_dir(job: Job, root: Location, part: str) -> Location:
+    return root.child(f"{part}/{job.directory}" if part else job.directory)
+
+
+def _commit_locked(job: Job, staged: dict[str, dict[str, tuple[int, int, str]]], lock
+                   ) -> dict[str, dict]:
+    from ..commands.convert import existing_deltas
+    from ..commands.recovery import roll_back
+    from ..io.commit import exclusive_journal, require_inside, shielded
+    from ..io.journal import (
+        JOURNAL_VERSION,
+        Journal,
+        MakeDir,
+        PlaceDir,
+        Scratch,
+        Step,
+        state_dir,
+    )
+
+    table, root = resolve(job.table), resolve(job.staging)
+    run = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + root.url[-8:]
+    path = str(state_dir() / "journals" / f"hiveacid-{run}.jsonl")
+    exclusive_journal(path)
+    lock.name_journal(path)
+    # the job's staging directory, made when it was planned: undone, it goes with what it holds
+    steps: list[Step] = [Scratch(root)]
+    for part, placed in sorted(staged.items()):
+        target = table.child(part) if part else table
+        final = target.child(job.directory)
+        clashes = existing_deltas(target, job.write_id, job.fmt.statement_id) \
+            if kind_of(target) == "dir" else []
+        if clashes or kind_of(final) != "missing":
+            raise UsageError(f"another writer committed write id {job.write_id} in "
+                             f"{target.url} while this job ran ({', '.join(clashes) or final.url}"
+                             "): nothing of this job was committed")
+        require_inside(table, final, what="the commit")
+        steps.extend(MakeDir(d) for d in _missing_dirs(table, part))
+        steps.append(PlaceDir(_staged_dir(job, root, part), final,
+                              tuple(sorted((n, h) for n, (_, _, h) in placed.items()))))
+    journal = Journal(path)
+    taken: list[Step] = []
+    try:
+        journal.record(record="begin", version=JOURNAL_VERSION, run=run, path=table.url,
+                       quarantine="", hive_version=str(job.fmt.hive_version), command=COMMAND,
+                       write_id=job.write_id, metastore_transaction=job.transaction or None)
+        journal.record(record="steps", actions=[{"id": "a1",
+                                                  "steps": [s.record() for s in steps]}])
+        try:
+            with shielded():  # the renames back to back: each alone shows part of the job
+                for step in steps[1:]:
+                    taken.append(step)
+                    step.take()
+            if job.transaction:
+                _metastore_commit(job, sorted(p for p in staged if p))
+        except BaseException:
+            problems = roll_back(taken)
+            with shielded():
+                journal.record(record="failed", id="a1", problems=problems)
+            raise
+        journal.record(record="done", ids=["a1"])
+        journal.record(record="end", result="ok")
+    finally:
+        journal.close()
+    return {part: {"directory": job.directory, "journal": path,
+                   "files": {n: rows for n, (rows, _, _) in placed.items()},
+                   "rows": sum(rows for rows, _, _ in placed.values())}
+            for part, placed in staged.items()}
+
+
+def _missing_dirs(table: Location, part: str) -> list[Location]:
+    """The partition directories (``k=v``, then ``k=v/k2=v2``) that do not exist yet."""
+    out, at = [], table
+    for name in part.split("/") if part else []:
+        at = at.child(name)
+        if kind_of(at) == "missing":
+            out.append(at)
     return out
 
 
-def _already(placed: dict[str, tuple[int, int]]):
-    """convert's commit asks a Spark path's writer for its files: they are in place."""
-    def files(_staged: Location) -> dict[str, tuple[int, int]]:
-        return placed
-    return files
+def _finish_stale(lock) -> None:
+    """A commit of this job's kind that died holding the table's lock between its renames:
+    rolled back. Another command's unfinished run is refused (``_Refused``)."""
+    from ..commands.recovery import (
+        finish_interrupted,
+        journal_unfinished,
+        require_journal_inside,
+    )
+    from ..io.journal import Journal, read_journal
+
+    stale = lock.stale
+    if stale is None or not lock.stale_is_ours() or not stale.get("journal") or \
+            not journal_unfinished(stale["journal"]):
+        return
+    records = read_journal(stale["journal"])
+    if not records or records[0].get("command") != COMMAND:
+        raise _Refused(f"an interrupted {records[0].get('command') if records else 'run'} "
+                       f"(journal {stale['journal']}) holds this table's lock: finish it, or "
+                       f"`acidtool undo {stale['journal']}`, then write again")
+    require_journal_inside(records, resolve(records[0]["path"]))
+    finish_interrupted(records)
+    Journal(stale["journal"]).record(record="end", result="rolled back by the next write")
+
+
+class _Refused(LockedError):
+    pass
 
 
 def _place(job: Job, buckets: dict[int, list[Staged]], root: Location, into: Location
-           ) -> dict[str, tuple[int, int]]:
+           ) -> dict[str, tuple[int, int, str]]:
     """Each bucket's file in the staged directory: a task's file renamed, or the files of the
     tasks that wrote one bucket merged in task order, row ids counted anew."""
     into.fs.create_dir(into.path, recursive=True)
@@ -265,22 +365,32 @@ def _place(job: Job, buckets: dict[int, list[Staged]], root: Location, into: Loc
         if len(pieces) == 1:
             (s,) = pieces
             into.fs.move(root.child(s.rel).path, dest.path)
-            placed[name] = (s.rows, s.size)
+            placed[name] = (s.rows, s.size, s.sha256)
             continue
         writer = BucketWriter(job.fmt, job.write_id, bucket)
         for s in sorted(pieces, key=lambda s: _task_of(s.rel)):
             writer.write(_rows_of(job, root.child(s.rel)))
         data = writer.finish()
-        with dest.fs.open_output_stream(dest.path) as f:
-            f.write(data)
-        placed[name] = (writer.rows, len(data))
+        _put(dest, data)
+        placed[name] = (writer.rows, len(data), _sha(data))
     if not placed and job.overwrite:  # an empty base still holds a file (Hive 4 skips an
         writer = BucketWriter(job.fmt, job.write_id, 0)  # empty directory)
         data = writer.finish()
-        with into.fs.open_output_stream(into.child(job.fmt.file_name(0)).path) as f:
-            f.write(data)
-        placed[job.fmt.file_name(0)] = (0, len(data))
+        _put(into.child(job.fmt.file_name(0)), data)
+        placed[job.fmt.file_name(0)] = (0, len(data), _sha(data))
+    if job.fmt.hive_version.writes_acid_version and not job.fmt.insert_only:
+        _put(into.child(ACID_VERSION_FILE), b"2")
+        placed[ACID_VERSION_FILE] = (0, 1, _sha(b"2"))
     return placed
+
+
+def _put(loc: Location, data: bytes) -> None:
+    with loc.fs.open_output_stream(loc.path) as f:
+        f.write(data)
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 def _task_of(rel: str) -> int:
@@ -299,46 +409,60 @@ def _rows_of(job: Job, loc: Location) -> pa.Table:
                     schema=job.schema)
 
 
-def _metastore_commit(job: Job, parts: list[str], added: list[str]) -> None:
-    """Partitions the metastore lacks added (each named in ``added``), then the transaction
-    committed."""
+def _metastore_commit(job: Job, parts: list[str]) -> None:
+    """Partitions the metastore lacks added, then the transaction committed; a failure drops
+    the partitions added again (the caller aborts)."""
     from ..io.metastore import Metastore
 
     assert job.metastore is not None and job.info is not None
+    added: list[str] = []
     with Metastore(job.metastore) as client:
-        for part in parts:
-            try:
-                client.partition(job.info, part)
-            except MetastoreError:
-                client.add_partition(job.info, [v for _, v in partition_values(part)],
-                                     resolve(job.table).child(part).url)
-                added.append(part)
-        client.commit_txn(job.transaction)
+        try:
+            for part in parts:
+                try:
+                    client.partition(job.info, part)
+                except MetastoreError:
+                    client.add_partition(job.info, [v for _, v in partition_values(part)],
+                                         resolve(job.table).child(part).url)
+                    added.append(part)
+            client.commit_txn(job.transaction)
+        except BaseException:
+            for part in added:
+                try:
+                    client.drop_partition(job.info, part)
+                except MetastoreError:
+                    pass
+            raise
 
 
-def abort_job(job: Job, dropped: Sequence[str] = ()) -> None:
-    """The staging directory removed; the metastore transaction aborted (and partitions this
-    job added dropped again)."""
+def abort_job(job: Job) -> None:
+    """The staging directory removed; the metastore transaction aborted."""
     _remove(resolve(job.staging))
     if not job.transaction:
         return
     from ..io.metastore import Metastore
 
-    assert job.metastore is not None and job.info is not None
+    assert job.metastore is not None
     try:
         with Metastore(job.metastore) as client:
-            for part in dropped:
-                client.drop_partition(job.info, part)
             client.abort_txn(job.transaction)
     except MetastoreError:
         pass  # the metastore aborts it when it times out
 
 
-def _remove(loc: Location) -> None:
-    try:
-        loc.fs.delete_dir(loc.path)
-    except (OSError, FileNotFoundError):
-        pass
+def _remove(loc: Location, tries: int = 5) -> None:
+    """The staging directory removed (again while a task of an aborted job, not yet stopped,
+    was writing into it)."""
+    for i in range(tries):
+        try:
+            loc.fs.delete_dir(loc.path)
+        except FileNotFoundError:
+            return
+        except OSError:
+            pass
+        if kind_of(loc) == "missing":
+            return
+        time.sleep(0.2 * (i + 1))
 
 
 __all__ = ["plan_write", "commit_job", "abort_job", "TASKS"]

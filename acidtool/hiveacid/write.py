@@ -13,14 +13,18 @@ One job writes one directory per table partition it writes: ``delta_W_W_SSSS`` (
   list of its files. Unbucketed, task k writes bucket file k of each partition it has rows
   for; bucketed, each row goes to the bucket Hive's hash gives it, and a bucket written by
   several tasks is merged into one file at the commit (its row ids renumbered).
-* The driver's ``commit`` places each partition's files in its directory and commits it by one
-  rename under the table's lock (convert's commit: the same guards), then commits the metastore
-  transaction; any failure takes the directories it renamed in out again and aborts. ``abort``
-  removes the staging directory and aborts the transaction: the table is as it was.
+* The driver's ``commit`` takes the table's lock, checks again that no directory of the write
+  id appeared, journals every rename it will make (one action: each partition's directory, and
+  each partition directory it makes), makes them back to back, shielded from signals, and
+  commits the metastore transaction. Any failure takes out again what it renamed in and aborts;
+  a commit killed between two renames is rolled back by the next ``hiveacid`` write to the
+  table, or by ``acidtool undo JOURNAL``. ``abort`` removes the staging directory and aborts
+  the transaction: the table is as it was.
 """
 
 from __future__ import annotations
 
+import hashlib
 import time
 import uuid
 from dataclasses import dataclass
@@ -51,6 +55,7 @@ class Staged:
     rel: str
     rows: int
     size: int
+    sha256: str = ""
 
 
 @dataclass(frozen=True)
@@ -111,12 +116,29 @@ def write_task(job: Job, batches: Iterator[pa.RecordBatch], task: int, attempt: 
     for (part, bucket), writer in sorted(writers.items()):
         data = writer.finish()
         rel = f"{mine}/{part}/{bucket}" if part else f"{mine}/{bucket}"
+        _make_dirs(root, rel.rsplit("/", 1)[0])
         loc = root.child(rel)
-        loc.fs.create_dir(loc.path.rsplit("/", 1)[0], recursive=True)
         with loc.fs.open_output_stream(loc.path) as f:
             f.write(data)
-        out.append(Staged(part, bucket, rel, writer.rows, len(data)))
+        out.append(Staged(part, bucket, rel, writer.rows, len(data),
+                          hashlib.sha256(data).hexdigest()))
     return out
+
+
+def _make_dirs(root: Location, rel: str) -> None:
+    """The directories of ``rel`` below the job's staging directory, never the staging
+    directory itself: a task still running after the job was aborted (its staging directory
+    removed) fails rather than making it again."""
+    at = root
+    for part in rel.split("/"):
+        at = at.child(part)
+        try:
+            at.fs.create_dir(at.path, recursive=False)
+        except FileExistsError:
+            pass
+        except OSError:
+            if at.fs.get_file_info(at.path).type.name != "Directory":
+                raise
 
 
 def _by_partition(job: Job, table: pa.Table) -> Iterator[tuple[str, pa.Table]]:

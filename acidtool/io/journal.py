@@ -357,10 +357,13 @@ class PlaceDir:
             return problem
         if exists(self.src):
             return f"both {self.src.url} and {self.dst.url} exist: keep one by hand"
-        parent = Location(self.src.store, posixpath.dirname(self.src.path.rstrip("/")),
-                          self.src.url.rstrip("/").rsplit("/", 1)[0])
-        if not exists(parent):  # the staging directory, removed once the commit was done
-            MakeDir(parent).take()
+        missing = []  # the staging directories, removed once the commit was done
+        parent = _parent(self.src)
+        while not exists(parent):
+            missing.append(parent)
+            parent = _parent(parent)
+        for d in reversed(missing):
+            MakeDir(d).take()
         rename(self.dst, self.src)
         return None
 
@@ -378,6 +381,11 @@ class PlaceDir:
 
 
 Step = Union[MakeDir, WriteNew, Rename, Swap, Scratch, PlaceDir]
+
+
+def _parent(loc: Location) -> Location:
+    return Location(loc.store, posixpath.dirname(loc.path.rstrip("/")),
+                    loc.url.rstrip("/").rsplit("/", 1)[0])
 
 
 def step_of(record: dict) -> Step:
