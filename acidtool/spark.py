@@ -20,6 +20,14 @@ from __future__ import annotations
 from typing import Sequence
 
 
+def session(master: str | None = None, verbose: bool = False):
+    """The active SparkSession, or a new one on ``master`` (``local[*]`` by default) whose JVM
+    start-up lines and log go to a log file rather than the console."""
+    from .commands.convert_spark import session as quiet_session
+
+    return quiet_session(master, verbose)
+
+
 def register(spark) -> None:
     """Make the ``hiveacid`` data source known to ``spark`` (a SparkSession). Without it, Spark
     finds the source itself wherever acidtool is installed (the ``pyspark_hiveacid`` module)."""

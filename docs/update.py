@@ -32,6 +32,8 @@ def run(cmd: str, cwd: Path) -> str:
     argv = shlex.split(cmd)
     if argv[0] == "acidtool":
         argv = [sys.executable, "-m", "acidtool", *argv[1:]]
+    elif argv[0] == "python":  # an example script of docs/examples/, copied next to the tables
+        argv = [sys.executable, *argv[1:]]
     env = {**os.environ, "COLUMNS": "120", "ACIDTOOL_STATE_DIR": str(cwd / "state")}
     proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, env=env)
     out = proc.stdout + proc.stderr
@@ -227,6 +229,8 @@ def main() -> int:
         _datax(cwd)
         _hive2_warehouse(cwd)
         _many_deltas(cwd)
+        for example in sorted((DOCS / "examples").glob("*.py")):
+            shutil.copy(example, cwd / example.name)
         shutil.copytree(cwd / "demo-table", cwd / "orders")  # compact.md writes to its own
         for page in [*sorted(DOCS.glob("*.md")), DOCS.parent / "README.md"]:
             old = page.read_text()

@@ -361,3 +361,23 @@ def test_a_killed_commit_is_rolled_back_by_undo_or_the_next_write(tmp_path, kill
         undone = run("undo", journal)  # latest first
         assert undone.code == 0, undone.out
     assert _visible(t) == before
+
+
+def test_a_new_session_finds_the_source_without_register(tmp_path):
+    """Spark looks up Python data sources in modules named pyspark_*: a session that never
+    called register reads and writes format('hiveacid')."""
+    import subprocess
+    import sys
+
+    t = partitioned(tmp_path)
+    script = (
+        "import os, sys\n"
+        "from pyspark.sql import SparkSession\n"
+        "os.environ['PYSPARK_PYTHON'] = sys.executable\n"
+        "s = SparkSession.builder.master('local[1]').config('spark.ui.enabled', 'false')"
+        ".getOrCreate()\n"
+        f"print(s.read.format('hiveacid').load({str(t)!r}).count())\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split()[-1] == "6"

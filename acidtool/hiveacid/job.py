@@ -50,10 +50,10 @@ def plan_write(o: WriteOptions, frame: pa.Schema, overwrite: bool) -> Job:
         raise UsageError("hiveacid: insertOnly: Hive 2.3 has no insert-only tables")
     if overwrite and not version.has_write_ids:
         raise UsageError("hiveacid: mode('overwrite') writes a base_N as Hive 3 and 4's INSERT "
-                         "OVERWRITE does; Hive 2.3 has none: append instead")
+                         "OVERWRITE does; acidtool writes none for Hive 2.3: append instead")
     if not 0 <= o.statement_id <= 4095:
         raise UsageError("hiveacid: statementId must be between 0 and 4095")
-    keys = _partition_keys(table, info, partition)
+    keys = _partition_keys(table, info, partition, o.partition_columns)
     not_rows = keys + tuple(k for k, _ in partition_values(partition)) if partition else keys
     schema = _table_schema(table, info, insert_only, frame, not_rows)
     columns = _columns(schema, frame, not_rows)
@@ -110,31 +110,46 @@ def _in_transaction(job: Job, info) -> Job:
     return replace(job, transaction=txn.txn, lock=txn.lock, write_id=txn.write_id)
 
 
-def _partition_keys(table: Location, info: TableInfo | None, partition: str | None
-                    ) -> tuple[str, ...]:
+def _partition_keys(table: Location, info: TableInfo | None, partition: str | None,
+                    given: tuple[str, ...] = ()) -> tuple[str, ...]:
     """The partition columns a job takes from the rows: none with a static partition, the
-    metastore's keys, else the keys the table's partition directories name."""
+    metastore's keys, else the keys the table's partition directories name, else those the
+    ``partitionColumns`` option gives (a table with no partition yet). Where two of these
+    are known they must agree."""
     if partition:
         if info is not None:
-            given = [k.lower() for k, _ in partition_values(partition)]
-            if given != [k.name.lower() for k in info.partition_keys]:
+            named = [k.lower() for k, _ in partition_values(partition)]
+            if named != [k.name.lower() for k in info.partition_keys]:
                 raise UsageError(f"hiveacid: option partition={partition}: {info.full_name} "
                                  "is partitioned by " + ("/".join(
                                      k.name for k in info.partition_keys) or "nothing"))
         return ()
+    known = _known_keys(table, info)
+    if given and known is not None and [k.lower() for k in given] != \
+            [k.lower() for k in known]:
+        raise UsageError(f"hiveacid: option partitionColumns={','.join(given)}: the table is "
+                         f"partitioned by {'/'.join(known) or 'nothing'}")
+    return tuple(known) if known is not None else tuple(given)
+
+
+def _known_keys(table: Location, info: TableInfo | None) -> tuple[str, ...] | None:
+    """The partition columns the metastore or the table's directories name (None: neither
+    says, an empty table)."""
     if info is not None:
         return tuple(k.name for k in info.partition_keys)
+    data = False
+    keys: tuple[str, ...] = ()
     for entry in list_tree(table):
-        first = entry.path.split("/", 1)[0]
-        if "=" in first and not first.startswith(("_", ".")):
-            head = entry.path.split("/")
-            keys = []
-            for part in head:
-                if "=" not in part or part.startswith(("_", ".")):
-                    break
-                keys.append(part.split("=", 1)[0])
-            return tuple(keys)
-    return ()
+        chain = []
+        for part in entry.path.split("/"):
+            if "=" not in part or part.startswith(("_", ".")):
+                break
+            chain.append(part.split("=", 1)[0])
+        if len(chain) > len(keys):
+            keys = tuple(chain)
+        if not chain and not entry.path.split("/")[0].startswith(("_", ".")):
+            data = True
+    return keys if keys else (() if data else None)
 
 
 def _table_schema(table: Location, info: TableInfo | None, insert_only: bool,

@@ -14,7 +14,7 @@ READ_OPTIONS = ("path", "writeIds", "txns", "hiveVersion", "metastore", "table",
                 "withRowId", "columns", "partitions")
 WRITE_OPTIONS = ("path", "writeId", "statementId", "hiveVersion", "metastore", "buckets",
                  "bucketBy", "bucketingVersion", "compression", "insertOnly", "partition",
-                 "maxFileRows", "table")
+                 "partitionColumns", "table")
 
 
 # What Spark itself keeps in a SQL table's options (CREATE TABLE ... USING hiveacid), which

@@ -253,7 +253,8 @@ class WriteOptions:
     compression: str = "zlib"
     insert_only: bool = False
     partition: str | None = None
-    max_file_rows: int | None = None
+    # the partition columns of a table without a metastore that has no partition yet
+    partition_columns: tuple[str, ...] = ()
     table: str | None = None
 
     @classmethod
@@ -275,7 +276,7 @@ class WriteOptions:
                    "uncompressed" if compression == "none" else compression,
                    flag(o.get("insertOnly"), "insertOnly"),
                    (o.get("partition") or "").strip("/") or None,
-                   number(o.get("maxFileRows"), "maxFileRows"), o.get("table") or None)
+                   tuple(names(o.get("partitionColumns"))), o.get("table") or None)
 
 
 def new_staging(table: Location) -> Location:
