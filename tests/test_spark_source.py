@@ -381,3 +381,23 @@ def test_a_new_session_finds_the_source_without_register(tmp_path):
                           timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.split()[-1] == "6"
+
+
+def test_a_new_table_is_partitioned_as_asked_and_then_as_its_directories_say(spark, tmp_path):
+    t = tmp_path / "new"
+    t.mkdir()
+    df = spark.createDataFrame([(1, "a", "x"), (2, "b", "y")], "id int, name string, ds string")
+    df.write.format("hiveacid").option("partitionColumns", "ds").mode("append").save(str(t))
+    assert sorted(os.listdir(t)) == ["ds=x", "ds=y"]
+    df.write.format("hiveacid").mode("append").save(str(t))  # the directories say now
+    assert sorted(os.listdir(t / "ds=x")) == ["delta_0000001_0000001_0000",
+                                              "delta_0000002_0000002_0000"]
+    with pytest.raises(Exception, match="partitioned by ds"):
+        df.write.format("hiveacid").option("partitionColumns", "name").mode("append") \
+            .save(str(t))
+    lacking = spark.createDataFrame([(3, "c")], "id int, name string")
+    with pytest.raises(Exception, match="no column 'ds'"):
+        lacking.write.format("hiveacid").mode("append").save(str(t))
+    got = sorted((r.ds, r.id) for r in hiveacid(spark).load(str(t)).collect())
+    assert got == [("x", 1), ("x", 1), ("y", 2), ("y", 2)]
+    clean(t)
