@@ -168,6 +168,15 @@ def test_hive_reads_what_an_append_writes(spark, judge, tmp_path):  # noqa: F811
     assert len(expected) == 24 and got == expected
     assert sorted(int(v[0]) for _, v in expected) == list(range(20)) + list(range(100, 104))
     clean(t, "--hive-version", version)
+    if version == "2":
+        return
+    frame(spark, 3, 1, start=200).write.format("hiveacid").option("hiveVersion", version) \
+        .mode("overwrite").save(str(t))  # base_0000007: INSERT OVERWRITE
+    assert "base_0000007" in os.listdir(t)
+    expected = hive.read(str(t), snap, buckets=buckets)
+    assert [v for _, v in expected] == [["200", "n200"], ["201", "n201"], ["202", "n202"]]
+    assert {rid[0] for rid, _ in expected} == {7}
+    assert acidtool_rows(t, version, "--write-ids", snap) == expected
 
 
 def test_overwrite_writes_a_base_per_partition_written(spark, tmp_path):
@@ -401,3 +410,62 @@ def test_a_new_table_is_partitioned_as_asked_and_then_as_its_directories_say(spa
     got = sorted((r.ds, r.id) for r in hiveacid(spark).load(str(t)).collect())
     assert got == [("x", 1), ("x", 1), ("y", 2), ("y", 2)]
     clean(t)
+
+
+# ------------------------------------------------------------------------------------------------
+# Streaming: each micro-batch one delta, committed once
+
+
+def test_each_micro_batch_commits_one_delta_and_a_restart_goes_on(spark, tmp_path):
+    import json
+
+    src, t, check = tmp_path / "in", tmp_path / "s", tmp_path / "checkpoint"
+    src.mkdir()
+    t.mkdir()
+
+    def drop(name, ids):
+        (src / name).write_text("".join(json.dumps({"id": i, "name": f"s{i}"}) + "\n"
+                                        for i in ids))
+
+    def run_stream():
+        q = (spark.readStream.schema("id int, name string").json(str(src))
+             .writeStream.format("hiveacid").option("checkpointLocation", str(check))
+             .trigger(availableNow=True).start(str(t)))
+        q.awaitTermination(120)
+        assert q.exception() is None, q.exception()
+
+    drop("a.json", range(3))
+    run_stream()
+    drop("b.json", range(3, 5))
+    run_stream()  # the same checkpoint: the next batch
+    deltas = sorted(n for n in os.listdir(t) if n.startswith("delta_"))
+    assert len(deltas) == 2, os.listdir(t)
+    for d in deltas:
+        assert [n for n in os.listdir(t / d) if n.startswith("_acidtool_stream_")]
+    assert sorted(r.id for r in hiveacid(spark).load(str(t)).collect()) == list(range(5))
+    assert not [n for n in os.listdir(t) if n.startswith("_acidtool_staging_")]
+    clean(t)
+
+
+def test_a_micro_batch_run_again_commits_nothing_twice(tmp_path):
+    """Spark runs a batch again when it died after the batch's commit and before its
+    checkpoint: the second commit finds the first one's marker."""
+    import pyarrow as pa
+
+    from acidtool.hiveacid import Written
+    from acidtool.hiveacid.stream import commit_batch, for_batch, plan_stream
+    from acidtool.hiveacid.write import WriteOptions, write_task
+
+    t = tmp_path / "s"
+    t.mkdir()
+    frame = pa.schema([("id", pa.int32()), ("name", pa.string())])
+    job = plan_stream(WriteOptions.of({"path": str(t)}), frame, False)
+    rows = pa.RecordBatch.from_pylist([{"id": 1, "name": "a"}, {"id": 2, "name": "b"}],
+                                      schema=frame)
+    for _ in range(2):
+        files = write_task(for_batch(job, "q-1234567890", 7), iter([rows]), 0, 0)
+        commit_batch(job, [Written(files, "q-1234567890")], 7)
+    assert [n for n in os.listdir(t) if not n.startswith(".")] == ["delta_0000008_0000008_0000"]
+    assert len(run("read", t).out.splitlines()) == 2
+    with pytest.raises(Exception, match="appends"):
+        plan_stream(WriteOptions.of({"path": str(t)}), frame, True)

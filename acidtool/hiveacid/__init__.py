@@ -22,6 +22,7 @@ from pyspark.sql.datasource import (
     DataSource,
     DataSourceArrowWriter,
     DataSourceReader,
+    DataSourceStreamArrowWriter,
     InputPartition,
     WriterCommitMessage,
 )
@@ -64,6 +65,9 @@ class HiveAcidSource(DataSource):
 
     def writer(self, schema, overwrite: bool):
         return Writer(_options(self.options, schema), schema, overwrite)
+
+    def streamWriter(self, schema, overwrite: bool):
+        return StreamWriter(_options(self.options, schema), schema, overwrite)
 
 
 SAVED = "hiveacid.options"
@@ -114,6 +118,42 @@ class PruningReader(Reader):
 @dataclass
 class Written(WriterCommitMessage):
     files: list  # of write.Staged
+    query: str = ""  # a streaming batch's query id
+
+
+class StreamWriter(DataSourceStreamArrowWriter):
+    """Each micro-batch one delta (per partition), committed once (see ``stream.py``)."""
+
+    def __init__(self, options: dict, schema, overwrite: bool):
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        from .stream import plan_stream
+        from .write import WriteOptions
+
+        self.job = plan_stream(WriteOptions.of(options),
+                               to_arrow_schema(schema, timezone="UTC"), overwrite)
+
+    def write(self, iterator):
+        from pyspark import TaskContext
+
+        from .stream import BATCH_ID, QUERY_ID, for_batch
+        from .write import write_task
+
+        ctx = TaskContext.get()
+        query = ctx.getLocalProperty(QUERY_ID)
+        job = for_batch(self.job, query, int(ctx.getLocalProperty(BATCH_ID)))
+        return Written(write_task(job, iterator, ctx.partitionId(), ctx.attemptNumber()),
+                       query)
+
+    def commit(self, messages, batchId):
+        from .stream import commit_batch
+
+        commit_batch(self.job, messages, batchId)
+
+    def abort(self, messages, batchId):
+        from .stream import abort_batch
+
+        abort_batch(self.job, messages, batchId)
 
 
 class Writer(DataSourceArrowWriter):

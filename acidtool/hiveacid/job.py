@@ -222,9 +222,10 @@ def _columns(schema: pa.Schema, frame: pa.Schema, keys: tuple[str, ...]) -> tupl
 # Commit and abort
 
 
-def commit_job(job: Job, files: list[Staged]) -> dict[str, dict]:
+def commit_job(job: Job, files: list[Staged], marker: str | None = None) -> dict[str, dict]:
     """Commit what the tasks staged (see ``write.py``): partition -> {directory, files,
-    rows, journal}."""
+    rows, journal}. ``marker``: the name of an empty file put in each directory written (a
+    streaming batch's, hidden from Hive by its ``_``)."""
     from ..io.commit import TableLock, table_of
 
     table, root = resolve(job.table), resolve(job.staging)
@@ -234,7 +235,7 @@ def commit_job(job: Job, files: list[Staged]) -> dict[str, dict]:
     if not parts and job.overwrite and not job.keys:
         parts[job.partition or ""] = {}  # INSERT OVERWRITE of no rows: an empty base
     try:
-        staged = {part: _place(job, parts[part], root, _staged_dir(job, root, part))
+        staged = {part: _place(job, parts[part], root, _staged_dir(job, root, part), marker)
                   for part in sorted(parts)}
         fault_point()  # everything staged
         lock = TableLock(table_of(table), None, COMMAND).acquire(wait=LOCK_WAIT)
@@ -368,8 +369,8 @@ class _Refused(LockedError):
     pass
 
 
-def _place(job: Job, buckets: dict[int, list[Staged]], root: Location, into: Location
-           ) -> dict[str, tuple[int, int, str]]:
+def _place(job: Job, buckets: dict[int, list[Staged]], root: Location, into: Location,
+           marker: str | None = None) -> dict[str, tuple[int, int, str]]:
     """Each bucket's file in the staged directory: a task's file renamed, or the files of the
     tasks that wrote one bucket merged in task order, row ids counted anew."""
     into.fs.create_dir(into.path, recursive=True)
@@ -396,6 +397,9 @@ def _place(job: Job, buckets: dict[int, list[Staged]], root: Location, into: Loc
     if job.fmt.hive_version.writes_acid_version and not job.fmt.insert_only:
         _put(into.child(ACID_VERSION_FILE), b"2")
         placed[ACID_VERSION_FILE] = (0, 1, _sha(b"2"))
+    if marker:
+        _put(into.child(marker), b"")
+        placed[marker] = (0, 0, _sha(b""))
     return placed
 
 

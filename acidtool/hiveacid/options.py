@@ -17,9 +17,10 @@ WRITE_OPTIONS = ("path", "writeId", "statementId", "hiveVersion", "metastore", "
                  "partitionColumns", "table")
 
 
-# What Spark itself keeps in a SQL table's options (CREATE TABLE ... USING hiveacid), which
-# reach the source with the user's
-SPARKS_OWN = {"owner", "external", "location", "comment", "provider", "is_managed_location"}
+# What Spark itself puts among a SQL table's options (CREATE TABLE ... USING hiveacid) or a
+# streaming query's, which reach the source with the user's
+SPARKS_OWN = {"owner", "external", "location", "comment", "provider", "is_managed_location",
+              "checkpointlocation", "queryname"}
 
 
 def known(options: Mapping[str, str], names: tuple[str, ...], what: str) -> dict[str, str]:
