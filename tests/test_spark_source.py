@@ -47,10 +47,10 @@ def partitioned(tmp_path: Path) -> Path:
     return build(tmp_path / "p", layout)
 
 
-def garble(table: Path, *partitions: str) -> None:
+def garble(root: Path, *partitions: str) -> None:
     """The data files of these partitions made unreadable: a read that opens one fails."""
     for part in partitions:
-        for top, _, files in os.walk(table / part):
+        for top, _, files in os.walk(root / part):
             for f in files:
                 if f.startswith("bucket_"):
                     Path(top, f).write_bytes(b"not an ORC file")
@@ -142,8 +142,8 @@ def frame(spark, n: int, parts: int = 3, start: int = 0):
                                  "id int, name string").repartition(parts)
 
 
-def clean(table: Path, *args) -> None:
-    doc = run("validate", table, "--level", "rows", "--format", "json", *args).json()
+def clean(root: Path, *args) -> None:
+    doc = run("validate", root, "--level", "rows", "--format", "json", *args).json()
     assert [f for f in doc["findings"] if f["severity"] in ("error", "warning")] == []
 
 
@@ -315,16 +315,16 @@ def test_a_failed_job_aborts_its_transaction(spark, metastore, table):  # noqa: 
 # The driver's commit killed (SIGKILL) at every fault point, without Spark
 
 
-def _visible(table: Path) -> dict:
-    """The table as its readers see it: hidden staging directories and the lock left aside."""
+def _visible(root: Path) -> dict:
+    """The root as its readers see it: hidden staging directories and the lock left aside."""
     from .test_repair import tree
 
-    return {k: v for k, v in tree(table).items()
+    return {k: v for k, v in tree(root).items()
             if not k.split("/")[-1].startswith(("_acidtool_staging_", ".acidtool-lock"))
             and "/_acidtool_staging_" not in "/" + k}
 
 
-def _job(table: Path, write_id: str, state: Path, kill_at: int | None = None):
+def _job(root: Path, write_id: str, state: Path, kill_at: int | None = None):
     import subprocess
     import sys
 
@@ -332,13 +332,13 @@ def _job(table: Path, write_id: str, state: Path, kill_at: int | None = None):
     env.pop("ACIDTOOL_KILL_AT", None)
     if kill_at is not None:
         env["ACIDTOOL_KILL_AT"] = str(kill_at)
-    return subprocess.run([sys.executable, "-m", "tests.helpers.sourcejob", str(table),
+    return subprocess.run([sys.executable, "-m", "tests.helpers.sourcejob", str(root),
                            write_id], env=env, capture_output=True, text=True, timeout=120,
                           cwd=Path(__file__).resolve().parents[1])
 
 
-def _ids(table: Path) -> list:
-    out = run("read", table, "--format", "csv").out.splitlines()[1:]
+def _ids(root: Path) -> list:
+    out = run("read", root, "--format", "csv").out.splitlines()[1:]
     return sorted(out)
 
 
@@ -453,8 +453,9 @@ def test_a_micro_batch_run_again_commits_nothing_twice(tmp_path):
     import pyarrow as pa
 
     from acidtool.hiveacid import Written
+    from acidtool.hiveacid.options import WriteOptions
     from acidtool.hiveacid.stream import commit_batch, for_batch, plan_stream
-    from acidtool.hiveacid.write import WriteOptions, write_task
+    from acidtool.hiveacid.write import write_task
 
     t = tmp_path / "s"
     t.mkdir()

@@ -127,8 +127,8 @@ class StreamWriter(DataSourceStreamArrowWriter):
     def __init__(self, options: dict, schema, overwrite: bool):
         from pyspark.sql.pandas.types import to_arrow_schema
 
+        from .options import WriteOptions
         from .stream import plan_stream
-        from .write import WriteOptions
 
         self.job = plan_stream(WriteOptions.of(options),
                                to_arrow_schema(schema, timezone="UTC"), overwrite)
@@ -164,7 +164,7 @@ class Writer(DataSourceArrowWriter):
         from pyspark.sql.pandas.types import to_arrow_schema
 
         from .job import plan_write
-        from .write import WriteOptions
+        from .options import WriteOptions
 
         self.job = plan_write(WriteOptions.of(options), to_arrow_schema(schema, timezone="UTC"),
                               overwrite)

@@ -17,7 +17,8 @@ from ..io.commit import LockedError
 from ..io.deltawriter import BucketWriter, FileFormat
 from ..io.fs import Location, kind_of, list_tree, resolve
 from ..io.journal import fault_point
-from .write import TASKS, Job, Staged, WriteOptions, new_staging
+from .options import WriteOptions
+from .write import TASKS, Job, Staged, new_staging
 
 
 def plan_write(o: WriteOptions, frame: pa.Schema, overwrite: bool) -> Job:

@@ -97,11 +97,7 @@ class ReadOptions:
 
     @classmethod
     def of(cls, options: Mapping[str, str]) -> "ReadOptions":
-        o = known(options, READ_OPTIONS, "read")
-        path = local_path(o.get("path"))
-        if not path:
-            raise UsageError("hiveacid: no table: .load(PATH) or .load('db.table') with the "
-                             "metastore option")
+        o, path = _with_path(options, READ_OPTIONS, "read", "load")
         if o.get("writeIds") and o.get("txns"):
             raise UsageError("hiveacid: writeIds and txns: give one snapshot")
         return cls(path, o.get("writeIds") or None, o.get("txns") or None,
@@ -109,3 +105,49 @@ class ReadOptions:
                    o.get("table") or None, flag(o.get("insertOnly"), "insertOnly"),
                    flag(o.get("withRowId"), "withRowId"), tuple(names(o.get("columns"))),
                    tuple(p.strip("/") for p in names(o.get("partitions"))))
+
+
+@dataclass(frozen=True)
+class WriteOptions:
+    path: str
+    write_id: str = "auto"
+    statement_id: int = 0
+    hive_version: str | None = None
+    metastore: str | None = None
+    buckets: int | None = None
+    bucket_by: tuple[str, ...] = ()
+    bucketing_version: int = 2
+    compression: str = "zlib"
+    insert_only: bool = False
+    partition: str | None = None
+    # the partition columns of a table without a metastore that has no partition yet
+    partition_columns: tuple[str, ...] = ()
+    table: str | None = None
+
+    @classmethod
+    def of(cls, options: Mapping[str, str]) -> "WriteOptions":
+        o, path = _with_path(options, WRITE_OPTIONS, "write", "save")
+        compression = (o.get("compression") or "zlib").lower()
+        if compression not in ("zlib", "none", "uncompressed", "snappy", "zstd", "lz4"):
+            raise UsageError(f"hiveacid: option compression={compression!r}: zlib (Hive's), "
+                             "none, snappy, zstd or lz4")
+        return cls(path, (o.get("writeId") or "auto").strip().lower(),
+                   number(o.get("statementId"), "statementId") or 0,
+                   o.get("hiveVersion") or None, o.get("metastore") or None,
+                   number(o.get("buckets"), "buckets"), tuple(names(o.get("bucketBy"))),
+                   number(o.get("bucketingVersion"), "bucketingVersion") or 2,
+                   "uncompressed" if compression == "none" else compression,
+                   flag(o.get("insertOnly"), "insertOnly"),
+                   (o.get("partition") or "").strip("/") or None,
+                   tuple(names(o.get("partitionColumns"))), o.get("table") or None)
+
+
+def _with_path(options: Mapping[str, str], names_: tuple[str, ...], what: str, verb: str
+               ) -> tuple[dict[str, str], str]:
+    """The options by name, and the table they name (a path, or ``db.table``)."""
+    o = known(options, names_, what)
+    path = local_path(o.get("path"))
+    if not path:
+        raise UsageError(f"hiveacid: no table: .{verb}(PATH), or .{verb}('db.table') with the "
+                         "metastore option")
+    return o, path

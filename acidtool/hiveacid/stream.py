@@ -16,7 +16,8 @@ from dataclasses import replace
 from ..core.errors import UsageError
 from ..core.names import ACIDTOOL_STAGING_PREFIX
 from ..io.fs import list_tree, resolve
-from .write import TASKS, Job, WriteOptions
+from .options import WriteOptions
+from .write import TASKS, Job
 
 MARKER = "_acidtool_stream_"
 BATCH_ID = "streaming.sql.batchId"  # Spark's task properties of a micro-batch

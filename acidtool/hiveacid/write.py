@@ -28,7 +28,7 @@ import hashlib
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Iterator, Mapping
+from typing import Iterator
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -39,7 +39,6 @@ from ..core.hashing import bucket_number
 from ..core.names import ACIDTOOL_STAGING_PREFIX, Base, Delta
 from ..io.deltawriter import BucketWriter, FileFormat
 from ..io.fs import Location, resolve
-from .options import WRITE_OPTIONS, flag, known, local_path, names, number
 
 DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 TASKS = ".tasks"  # below the staging directory: each task attempt's own directory
@@ -234,49 +233,6 @@ class _Heartbeat:
         with Metastore(self.job.metastore) as client:
             client.heartbeat(self.job.lock, self.job.transaction)
         self.last = time.monotonic()
-
-
-# ------------------------------------------------------------------------------------------------
-# Options
-
-
-@dataclass(frozen=True)
-class WriteOptions:
-    path: str
-    write_id: str = "auto"
-    statement_id: int = 0
-    hive_version: str | None = None
-    metastore: str | None = None
-    buckets: int | None = None
-    bucket_by: tuple[str, ...] = ()
-    bucketing_version: int = 2
-    compression: str = "zlib"
-    insert_only: bool = False
-    partition: str | None = None
-    # the partition columns of a table without a metastore that has no partition yet
-    partition_columns: tuple[str, ...] = ()
-    table: str | None = None
-
-    @classmethod
-    def of(cls, options: Mapping[str, str]) -> "WriteOptions":
-        o = known(options, WRITE_OPTIONS, "write")
-        path = local_path(o.get("path"))
-        if not path:
-            raise UsageError("hiveacid: no table: .save(PATH), or .save('db.table') with the "
-                             "metastore option")
-        compression = (o.get("compression") or "zlib").lower()
-        if compression not in ("zlib", "none", "uncompressed", "snappy", "zstd", "lz4"):
-            raise UsageError(f"hiveacid: option compression={compression!r}: zlib (Hive's), "
-                             "none, snappy, zstd or lz4")
-        return cls(path, (o.get("writeId") or "auto").strip().lower(),
-                   number(o.get("statementId"), "statementId") or 0,
-                   o.get("hiveVersion") or None, o.get("metastore") or None,
-                   number(o.get("buckets"), "buckets"), tuple(names(o.get("bucketBy"))),
-                   number(o.get("bucketingVersion"), "bucketingVersion") or 2,
-                   "uncompressed" if compression == "none" else compression,
-                   flag(o.get("insertOnly"), "insertOnly"),
-                   (o.get("partition") or "").strip("/") or None,
-                   tuple(names(o.get("partitionColumns"))), o.get("table") or None)
 
 
 def new_staging(table: Location) -> Location:
