@@ -470,3 +470,31 @@ def test_a_micro_batch_run_again_commits_nothing_twice(tmp_path):
     assert len(run("read", t).out.splitlines()) == 2
     with pytest.raises(Exception, match="appends"):
         plan_stream(WriteOptions.of({"path": str(t)}), frame, True)
+
+
+def test_dynamic_partitions_typed_by_the_metastore_are_added_there(spark, metastore, tmp_path):
+    """A table partitioned by (ds date, h int): rows go to the partitions their values name,
+    the metastore gets the partitions it lacks, and a read types the partition columns as the
+    metastore says, pruning on them."""
+    import datetime as dt
+
+    from acidtool.io.metastore import Metastore as Client
+
+    from .helpers.metastore import create_table
+
+    name = f"typed{metastore.version}"
+    location = f"{metastore.warehouse}/{name}"
+    create_table(metastore.url, "default", name, "file://" + location,
+                 partition_keys=(("ds", "date"), ("h", "int")))
+    df = spark.createDataFrame(
+        [(1, "a", dt.date(2026, 11, 24), 7), (2, "b", dt.date(2026, 11, 25), 8),
+         (3, "c", dt.date(2026, 11, 25), 8)], "id int, name string, ds date, h int")
+    df.write.format("hiveacid").option("metastore", metastore.url).mode("append") \
+        .save(f"default.{name}")
+    with Client(metastore.url) as client:
+        parts = client.partitions(client.table("default", name))
+    assert sorted(p.name for p in parts) == ["ds=2026-11-24/h=7", "ds=2026-11-25/h=8"]
+    read = hiveacid(spark, metastore=metastore.url).load(f"default.{name}")
+    assert dict((f.name, f.dataType.simpleString()) for f in read.schema.fields)["ds"] == "date"
+    got = sorted((r.id, r.ds, r.h) for r in read.where("h = 8").collect())
+    assert got == [(2, dt.date(2026, 11, 25), 8), (3, dt.date(2026, 11, 25), 8)]
