@@ -311,3 +311,22 @@ def test_an_object_store_gets_the_same_duplicate_and_move_checks():
     assert again.code == 2 and "was converted already" in again.err, again.err
     assert sorted(json.loads(x)["id"] for x in run("read", f"{url}/t").out.splitlines()) == \
         [1, 2, 3]
+
+
+def test_a_source_of_no_rows_makes_a_delta_with_an_empty_bucket_file(tmp_path):
+    """Hive's writers leave an (empty) bucket file; Arrow's writer leaves no file at all
+    without a batch, which once made this fail with 'File size too small'."""
+    import pyarrow as pa
+    import pyarrow.orc as po
+
+    src = tmp_path / "empty.orc"
+    po.write_table(pa.table({"id": pa.array([], pa.int32()), "name": pa.array([], pa.string())}),
+                   str(src))
+    (tmp_path / "t").mkdir()
+    result = run("convert", src, "--table", tmp_path / "t", "--write-id", "1")
+    assert result.code == 0, result.err
+    bucket = tmp_path / "t" / "delta_0000001_0000001_0000" / "bucket_00000"
+    assert po.ORCFile(str(bucket)).nrows == 0
+    assert po.ORCFile(str(bucket)).schema.field("row").type == pa.struct(
+        [("id", pa.int32()), ("name", pa.string())])
+    assert run("read", tmp_path / "t").out == ""

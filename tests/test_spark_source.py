@@ -498,3 +498,19 @@ def test_dynamic_partitions_typed_by_the_metastore_are_added_there(spark, metast
     assert dict((f.name, f.dataType.simpleString()) for f in read.schema.fields)["ds"] == "date"
     got = sorted((r.id, r.ds, r.h) for r in read.where("h = 8").collect())
     assert got == [(2, dt.date(2026, 11, 25), 8), (3, dt.date(2026, 11, 25), 8)]
+
+
+def test_no_rows_append_nothing_and_overwrite_with_an_empty_base(spark, tmp_path):
+    t = partitioned(tmp_path / "a")
+    before = _visible(t)
+    empty = spark.createDataFrame([], "id int, name string, ds string")
+    empty.write.format("hiveacid").mode("append").save(str(t))
+    assert _visible(t) == before
+    u = tmp_path / "u"
+    u.mkdir()
+    frame(spark, 4).write.format("hiveacid").mode("append").save(str(u))
+    spark.createDataFrame([], "id int, name string").write.format("hiveacid") \
+        .mode("overwrite").save(str(u))
+    assert "base_0000002" in os.listdir(u)
+    assert hiveacid(spark).load(str(u)).count() == 0
+    clean(u)

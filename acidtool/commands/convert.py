@@ -420,7 +420,7 @@ def write_files(p: Plan, progress: Callable[[int], None] | None = None
                         progress(done)
             writers.update(group.writers)
     if not writers:  # no rows: Hive's writers still leave an (empty) bucket file
-        writers[0] = BucketWriter(o.file_format, p.write_id, 0)
+        writers[0] = BucketWriter(o.file_format, p.write_id, 0, p.schema)
     return {o.file_format.file_name(b): (w.finish(), w.rows)
             for b, w in sorted(writers.items())}
 

@@ -284,7 +284,8 @@ def _collect(results, plan: Plan, staged: Location) -> dict[str, tuple[int, int]
             raise RuntimeError(f"Spark wrote {name} twice")
         written[name] = (rows, size)
     if not written:  # no rows: Hive's writers still leave an (empty) bucket file
-        name, rows, size = _finish(staged, BucketWriter(plan.options.file_format, plan.write_id, 0))
+        name, rows, size = _finish(staged, BucketWriter(plan.options.file_format, plan.write_id, 0,
+                                                        plan.schema))
         written[name] = (rows, size)
     return written
 

@@ -235,6 +235,15 @@ def commit_job(job: Job, files: list[Staged], marker: str | None = None) -> dict
         parts.setdefault(s.partition, {}).setdefault(s.bucket, []).append(s)
     if not parts and job.overwrite and not job.keys:
         parts[job.partition or ""] = {}  # INSERT OVERWRITE of no rows: an empty base
+    if not parts:  # no rows: nothing to commit (a metastore's transaction commits empty)
+        try:
+            if job.transaction:
+                _metastore_commit(job, [])
+        except BaseException:
+            abort_job(job)
+            raise
+        _remove(root)
+        return {}
     try:
         staged = {part: _place(job, parts[part], root, _staged_dir(job, root, part), marker)
                   for part in sorted(parts)}
@@ -391,7 +400,7 @@ def _place(job: Job, buckets: dict[int, list[Staged]], root: Location, into: Loc
         _put(dest, data)
         placed[name] = (writer.rows, len(data), _sha(data))
     if not placed and job.overwrite:  # an empty base still holds a file (Hive 4 skips an
-        writer = BucketWriter(job.fmt, job.write_id, 0)  # empty directory)
+        writer = BucketWriter(job.fmt, job.write_id, 0, job.schema)  # empty directory)
         data = writer.finish()
         _put(into.child(job.fmt.file_name(0)), data)
         placed[job.fmt.file_name(0)] = (0, len(data), _sha(data))

@@ -75,8 +75,12 @@ class BucketWriter:
     """One bucket file, written to memory by Arrow's ORC writer, finished with Hive's metadata.
     Both paths write through it: in process, and in Spark's Python workers."""
 
-    def __init__(self, fmt: FileFormat, write_id: int, bucket_id: int):
+    def __init__(self, fmt: FileFormat, write_id: int, bucket_id: int,
+                 schema: pa.Schema | None = None):
+        """``schema``: the row columns, for a file that may get no row (an empty file still
+        says its columns)."""
         self.fmt, self.write_id, self.bucket_id = fmt, write_id, bucket_id
+        self.schema = schema
         self.property = (encode_v1(bucket_id, fmt.statement_id)
                          if fmt.hive_version.bucket_codec else bucket_id)
         self.sink = pa.BufferOutputStream()
@@ -91,6 +95,12 @@ class BucketWriter:
             self.rows += rows.num_rows
 
     def finish(self) -> bytes:
+        if self.rows == 0:  # Arrow's writer leaves no file without a batch written
+            if self.schema is None:
+                raise ValueError("an empty bucket file needs its row columns")
+            empty = self.schema.empty_table()
+            self.writer.write(empty if self.fmt.insert_only else
+                              acid_batch(empty, self.write_id, self.property, 0))
         self.writer.close()
         data = self.sink.getvalue().to_pybytes()
         if self.fmt.insert_only:
