@@ -28,6 +28,7 @@ install-all: $(BIN)/python
 	$(BIN)/python -m pip install -q -e '.[spark,test]' $(EDITABLE)
 	$(BIN)/python -m compileall -q acidtool
 	@sh scripts/ensure-java.sh
+	@sh scripts/ensure-chromium.sh
 	@$(BIN)/python -m tests.helpers.hivejvm fetch
 
 demo: install

@@ -58,8 +58,10 @@ def _layout(rng: random.Random, root: Path) -> None:
         _write(_bytes_path(root, *parts), rng.choice(contents))
 
 
+SVG_TAGS = {"svg", "title", "defs", "pattern", "line", "style", "rect", "text", "g"}
+
 FORMATS = {
-    "ls": [["--format", "table"], ["--format", "json"], ["--files"]],
+    "ls": [["--format", "table"], ["--format", "json"], ["--files"], ["--format", "svg"]],
     "validate": [["--format", f] for f in ("text", "json", "jsonl", "junit", "github")]
     + [["--level", "rows", "--format", "json"], ["--level", "names"],
        ["--insert-only", "--format", "github"]],
@@ -96,6 +98,9 @@ def _judge(args: list, result) -> None:
             json.loads(line)
     elif fmt == "junit":
         ET.fromstring(result.out.encode())
+    elif fmt == "svg":  # well-formed, and no name became markup
+        svg = ET.fromstring(result.out.encode())
+        assert {e.tag.rsplit("}", 1)[-1] for e in svg.iter()} <= SVG_TAGS, where
     elif fmt == "github":
         assert all(line.startswith("::") for line in lines), where
 

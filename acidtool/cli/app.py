@@ -38,6 +38,12 @@ class Format(str, enum.Enum):
     json = "json"
 
 
+class LsFormat(str, enum.Enum):
+    table = "table"
+    json = "json"
+    svg = "svg"
+
+
 WRITE_IDS_HELP = ("Snapshot as a ValidWriteIdList, 'db.tbl:hwm:minOpen:open,ids:aborted,ids' "
                   "(or the '$'-joined hive.txn.tables.valid.writeids form). Default: everything "
                   "committed. Not used with --hive-version 2.")

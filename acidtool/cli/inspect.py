@@ -17,6 +17,7 @@ from .app import (
     WRITE_IDS_HELP,
     Format,
     HiveVersion,
+    LsFormat,
     app,
     csv_items,
     emit,
@@ -40,7 +41,10 @@ def ls_command(
     insert_only: bool = INSERT_ONLY,
     table: Optional[str] = typer.Option(None, "--table",
                                         help="Which table of a multi-table --write-ids to use."),
-    fmt: Format = typer.Option(Format.table, "--format", help="table (for people) or json."),
+    fmt: LsFormat = typer.Option(LsFormat.table, "--format", help="table (for people), json, "
+                                 "or svg (a picture of each partition on a write-id axis)."),
+    output: Optional[str] = typer.Option(None, "--output", "-o", help="Write the report to "
+                                         "FILE (whole, by one rename) instead of stdout."),
     files: bool = typer.Option(False, "--files", help="Also list the files inside each directory."),
     ignore_empty_files: bool = typer.Option(
         False, "--ignore-empty-files",
@@ -66,27 +70,33 @@ def ls_command(
       acidtool ls s3://bucket/warehouse/orders --write-ids 'db.orders:12:9:9:' --format json
       acidtool ls /warehouse/t --hive-version 2 --txns '150:121:99:121'
       acidtool ls shop.orders --metastore thrift://metastore:9083
+      acidtool ls /warehouse/db.db/orders --format svg -o orders.svg
 
     Exit status: 0 listed; 1 Hive would fail to read a partition (the report still prints);
     2 bad option or unreadable path.
     """
     from .._gc import paused_gc
     from ..commands.target import resolve
+    from .svg import ls_svg
 
     target = resolve(path, metastore=metastore, hive_version=hive_version,
                      write_ids=write_ids, txns=txns, table=table, insert_only=insert_only)
     snapshot_note(target.snapshot)
-    # The collector stays off until the report is printed and freed: switched back on while
-    # the objects of a big listing are alive, its first pass would walk every one of them.
     if spark and not recursive:
         raise UsageError("--spark goes with --recursive (a warehouse's tables)")
+    if (fmt is LsFormat.svg and recursive) or (output and fmt is not LsFormat.svg):
+        raise UsageError("--format svg draws one table (no --recursive); --output goes with it")
+    # (the collector stays off while a big listing's objects live: its passes would walk them)
     with paused_gc():
-        if recursive:
-            failures = _ls_tree(target.url, target.snapshot, fmt, files, ignore_empty_files,
-                                (master or "") if spark else None)
+        if fmt is LsFormat.svg:
+            failures = _failures(ls_svg(target.url, target.snapshot, ignore_empty_files,
+                                        output).partitions)
+        elif recursive:
+            failures = _ls_tree(target.url, target.snapshot, Format(fmt.value), files,
+                                ignore_empty_files, (master or "") if spark else None)
         else:
-            failures = _ls(target.url, target.snapshot, fmt, files, ignore_empty_files,
-                           target.describe() if target.table else None)
+            failures = _ls(target.url, target.snapshot, Format(fmt.value), files,
+                           ignore_empty_files, target.describe() if target.table else None)
     for failure in failures:
         note(failure)
     if failures:
@@ -113,7 +123,6 @@ def _failures(partitions) -> list[str]:
     return [f"{p.partition or p.location.url}: Hive would fail: "
             f"{(p.state.error or p.read_error).message}"
             for p in partitions if p.state.error is not None or p.read_error is not None]
-
 
 
 def _ls_tree(path: str, snapshot, fmt: Format, files: bool, ignore_empty_files: bool,
