@@ -4,7 +4,6 @@ installed (Debian's package; the tests that need it skip with one line without i
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import xml.etree.ElementTree as ET
@@ -133,3 +132,4 @@ def test_chromium_renders_it_and_a_hostile_name_is_text(tmp_path):
     assert "<script" not in dom.replace("&lt;script", "")
     assert "&lt;script&gt;alert(1)&lt;_script&gt;" in dom  # the name, as text
     assert "delta_0000004_0000004_0001" in dom and "foreign" in dom
+

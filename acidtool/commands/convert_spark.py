@@ -97,6 +97,9 @@ def session(master: str | None = None, verbose: bool = False):
     active = SparkSession.getActiveSession()
     if active is not None and master is None:
         return active
+    if sys.stderr.isatty():  # the JVM's start takes seconds, and says nothing (its log is aside)
+        sys.stderr.write(f"acidtool: starting Spark ({master or 'local[*]'})...\n")
+        sys.stderr.flush()
     options = "--add-opens=java.base/java.net=ALL-UNNAMED"
     builder = (SparkSession.builder.appName("acidtool convert")
                .master(master or "local[*]")
