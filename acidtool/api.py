@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 import pyarrow as pa
 
@@ -38,12 +38,22 @@ class Snapshotted:
                                 batch_rows=self.batch_rows)
                 for part in self.table.partitions]
 
-    def tables(self) -> Iterator[pa.Table]:
+    def tables(self, progress: Callable[[int, int], None] | None = None
+               ) -> Iterator[pa.Table]:
         """Tables of rows. Readers match row columns by position, and Hive 2.3 names them
         _col0.. in inserts but _col1.. in updates (and by name after compaction): every file's
-        row columns take the names ``row_names_of`` gives the table."""
-        for reader in self.readers():
-            yield from reader.tables()
+        row columns take the names ``row_names_of`` gives the table. ``progress(done, total)``
+        is told as each piece of work (a bucket of a partition, a file, a legacy partition)
+        is read."""
+        readers = self.readers()
+        if progress is None:
+            for reader in readers:
+                yield from reader.tables()
+            return
+        units = [(reader, unit) for reader in readers for unit in reader.units()]
+        for done, (reader, unit) in enumerate(units, 1):
+            yield from reader.unit_tables(unit)
+            progress(done, len(units))
 
     def readers(self) -> list[PartitionReader]:
         """One reader a partition, each told the row column names the table's files give."""

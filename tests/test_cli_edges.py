@@ -161,3 +161,60 @@ def test_spark_says_it_is_starting_on_a_terminal_only(tmp_path):
     os.waitpid(pid, 0)
     assert b"acidtool: starting Spark (local[1])..." in out
     assert t.name.encode() in out
+
+
+def _on_a_terminal(args: list) -> bytes:
+    """What a command prints with stdout and stderr a terminal (a pty)."""
+    import pty
+    import sys
+
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execv(sys.executable, [sys.executable, "-m", "acidtool", *map(str, args)])
+    out = b""
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.waitpid(pid, 0)
+    return out
+
+
+def test_a_progress_bar_on_a_terminal_and_nothing_in_a_pipe(tmp_path):
+    layout = {}
+    for b in range(6):
+        layout[f"delta_0000001_0000001_0000/bucket_{b:05d}"] = acid(events(1, 2, bucket=b))
+    t = build(tmp_path / "t", layout)
+    out = tmp_path / "rows.csv"
+    seen = _on_a_terminal(["read", t, "--format", "csv", "-o", out])
+    assert b"/6 buckets read" in seen and b"acidtool: [" in seen, seen
+    assert b"\r\x1b[K" in seen  # the line is cleared when the work is done
+    piped = run_process("read", t, "--format", "csv", "-o", tmp_path / "again.csv")
+    assert piped.code == 0 and "buckets read" not in piped.err and "\r" not in piped.err
+    assert out.read_text() == (tmp_path / "again.csv").read_text()
+
+
+def test_the_bar_draws_at_most_ten_times_a_second_and_clears_its_line():
+    import io
+
+    from acidtool.io.progress import Progress
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    stream = Tty()
+    bar = Progress(1000, None, "files read", stream)
+    for _ in range(1000):
+        bar.tick()
+    drawn = stream.getvalue()
+    assert drawn.count("\r") <= 3  # the first drawing, the clearing: not a thousand
+    assert drawn.endswith("\r\x1b[K")
+    assert "files read" in drawn and "[" in drawn
+    quiet = io.StringIO()  # not a terminal
+    Progress(10, None, "x", quiet).tick(10)
+    assert quiet.getvalue() == ""

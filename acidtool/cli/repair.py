@@ -164,12 +164,10 @@ def _write_id(text: str | None) -> int | None:
 
 
 def _progress():
-    def tick(done: int, total: int) -> None:
-        sys.stderr.write(f"\racidtool: repaired {done}/{total} actions")
-        if done >= total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
-    return tick
+    from ..io.progress import Progress
+
+    bar = Progress(0, True, "actions done")
+    return bar.at
 
 
 @app.command("undo")

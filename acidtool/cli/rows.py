@@ -81,6 +81,7 @@ def read_command(
     Parquet/ORC output file is removed); 2 bad option or unreadable path.
     """
     from ..api import Table
+    from ..io.progress import Progress
     from ..io.sink import write_rows
 
     if spark:
@@ -95,8 +96,11 @@ def read_command(
                                 memory_limit=size_bytes(memory_limit), limit=limit,
                                 insert_only=insert_only)
     snapshot_note(snap.table.snapshot)
+    # a bar on a terminal, unless the rows themselves go there
+    bar = Progress(0, sys.stderr.isatty() and (output is not None or not sys.stdout.isatty()),
+                   "buckets read")
     try:
-        rows = write_rows(snap.tables(), fmt.value, output, sys.stdout.buffer, limit,
+        rows = write_rows(snap.tables(bar.at), fmt.value, output, sys.stdout.buffer, limit,
                           prefetch=memory_limit is None)
     except BrokenPipeError:
         silence_stdout()

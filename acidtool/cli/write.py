@@ -113,7 +113,7 @@ def convert_command(
         by_position=by_position, move_sources=move_sources_to,
         allow_duplicates=allow_duplicates, insert_only=insert_only, metastore=metastore)
     result = convert(sources, opts, dry_run=dry_run, spark=spark, master=master, verbose=verbose,
-                     progress=_progress_rows if sys.stderr.isatty() else None)
+                     progress=_progress_rows() if sys.stderr.isatty() else None)
     if result.summary is None:
         doc = {"dry_run": True, **result.plan.describe()}
         emit_json(doc) if fmt is SummaryFormat.json else emit(convert_plan_text(doc))
@@ -137,12 +137,13 @@ def metastore_hint(p) -> str:
             "write id through the metastore before readers can see the rows.")
 
 
-def _progress_rows(done: int, total: int) -> None:
-    """A progress line on a terminal, for a convert of a million rows or more."""
-    if total < 1_000_000:
-        return
-    if done >= total:  # the result follows: the line is cleared, not left behind
-        sys.stderr.write("\r\x1b[K")
-    else:
-        sys.stderr.write(f"\racidtool: converted {done:,}/{total:,} rows")
-    sys.stderr.flush()
+def _progress_rows():
+    """A progress bar on a terminal, for a convert of a million rows or more."""
+    from ..io.progress import Progress
+
+    bar = Progress(0, True, "rows converted")
+
+    def tick(done: int, total: int) -> None:
+        if total >= 1_000_000:
+            bar.at(done, total)
+    return tick

@@ -5,8 +5,6 @@ read on a thread pool (``read_all``). Read-only; the rules run over the facts it
 
 from __future__ import annotations
 
-import sys
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -24,6 +22,7 @@ from ..core.snapshot import Snapshot, make_snapshot
 from ..core.versions import HiveVersion
 from ..io.footers import read_footer_and_bytes
 from ..io.fs import Location, read_bytes, size_if_any
+from ..io.progress import Progress
 
 
 @dataclass(frozen=True)
@@ -79,28 +78,6 @@ def files_to_read(listing: Listing, state: AcidState, hive_version: HiveVersion
         sizes = {p.path: p.size for p in listing.paths if not p.is_dir}
         files.extend((rel, sizes.get(rel, 0), None) for rel in state.original_files)
     return files, markers
-
-
-class Progress:
-    """A one-line counter on stderr (only when it is a terminal)."""
-
-    def __init__(self, total: int, enabled: bool, what: str = "read {done}/{total} files",
-                 every: int = 50):
-        self.total, self.done, self.enabled = total, 0, enabled and total > 0
-        self.what, self.every = what, every
-        self.lock = threading.Lock()
-
-    def tick(self, count: int = 1) -> None:
-        if not self.enabled:
-            return
-        with self.lock:
-            before, self.done = self.done, self.done + count
-            if self.done == self.total or before // self.every != self.done // self.every:
-                text = self.what.format(done=self.done, total=self.total)
-                sys.stderr.write(f"\racidtool: {text}")
-                if self.done == self.total:
-                    sys.stderr.write("\n")
-                sys.stderr.flush()
 
 
 @dataclass
@@ -210,7 +187,7 @@ def _each(work: Callable[..., None], jobs: list) -> None:
 def read_all(pending: list[Pending], opts: ValidateOptions, pool: ThreadPoolExecutor,
               progress: bool, remote: bool) -> None:
     """Read every footer (and row scan, and marker) of every partition on one pool."""
-    bar = Progress(sum(len(p.todo) for p in pending), progress)
+    bar = Progress(sum(len(p.todo) for p in pending), progress, "files read")
     rows = opts.level == "rows"
     if rows:  # pyarrow is imported for row scans only
         from .rowscan import scan_rows

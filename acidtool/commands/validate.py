@@ -44,10 +44,10 @@ from ..io.fs import (
     require_dir,
     resolve,
 )
+from ..io.progress import Progress
 from . import facts
 from .facts import (
     Pending,
-    Progress,
     ValidateOptions,
     plan_all,
     read_all,
@@ -285,7 +285,7 @@ def _in_processes(units: list, work: Callable[[list], _Checked], processes: int,
     """``work`` over chunks of ``units`` (``what`` they are, for the progress line) in up to
     ``processes`` processes (one: this process only), or as Spark tasks (``spark``: the
     master, "" for the default); then the table rules of each of the ``tables``."""
-    bar = Progress(len(units), progress, "checked {done}/{total} " + what, 1)
+    bar = Progress(len(units), progress, what + " checked")
     gathered: list[dict[str, list]] = [{} for _ in range(tables)]
 
     def add(chunk: list, checked: _Checked) -> None:
