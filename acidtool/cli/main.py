@@ -25,7 +25,7 @@ from ..core.errors import (
 from .app import app, decode_app, note, silence_stdout
 
 # Each module registers its commands; --help lists them in this order.
-for _module in ("inspect", "check", "plan", "compact", "upgrade", "rows", "write", "repair",
+for _module in ("inspect", "check", "plan", "compact", "upgrade", "report", "rows", "write", "repair",
                 "decode"):
     importlib.import_module(f"{__package__}.{_module}")
 app.add_typer(decode_app, name="decode")

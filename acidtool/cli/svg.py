@@ -48,10 +48,11 @@ def text(value: object) -> str:
     return escape(_NOT_XML.sub(lambda m: f"\\u{ord(m.group()):04x}", shown))
 
 
-def table_svg(table) -> str:
-    """The picture of an ``ls`` report (a ``TableState``)."""
+def table_svg(table, max_panels: int = MAX_PANELS) -> str:
+    """The picture of an ``ls`` report (a ``TableState``), of ``max_panels`` partitions at
+    most (the others counted at its foot)."""
     panels, y = [], 58
-    shown = table.partitions[:MAX_PANELS]
+    shown = table.partitions[:max_panels]
     for p in shown:
         body, height = _panel(p, y)
         panels.append(body)
@@ -154,14 +155,14 @@ def ls_svg(path: str, snapshot, ignore_empty_files: bool, output: str | None):
                                              ignore_empty_files=ignore_empty_files))
     picture = table_svg(state)
     if output:
-        _write_whole(output, picture.encode())
+        write_whole(output, picture.encode())
         note(f"wrote {output}")
     else:
         emit(picture.rstrip("\n"))
     return state
 
 
-def _write_whole(path: str, data: bytes) -> None:
+def write_whole(path: str, data: bytes) -> None:
     """``path`` written beside under a temporary name, then renamed: never half a file."""
     import os
 

@@ -1,0 +1,134 @@
+"""The report's HTML (one file: inline CSS, inline SVG, a few lines of inline script to sort
+and filter its table, nothing fetched) and its JSON. Every name is escaped: data is text."""
+
+from __future__ import annotations
+
+import html
+import json
+
+from ..core.rules import REGISTRY, SEVERITIES
+from .output import count, display, human_bytes, partition_line
+from .svg import table_svg, text
+
+PANELS = 12  # partitions drawn per table (ls --format svg draws every one)
+FINDINGS = 200  # findings listed per table (the JSON has them all)
+
+
+def report_json(report) -> str:
+    doc = {
+        "paths": report.paths, "hive_version": str(report.snapshot.hive_version),
+        "snapshot": report.snapshot.describe(), "totals": report.totals(),
+        "findings": report.counts(), "codes": report.codes(),
+        "compactions_due": len(report.due()),
+        "tables": [{
+            "path": t.url, "table": t.name, "findings": [
+                {"code": f.code, "severity": f.severity, "path": f.path, "message": f.message}
+                for f in t.findings],
+            "partitions": [{
+                "partition": p.partition, "path": p.location.url, "base": p.state.base,
+                "deltas": list(p.state.deltas), "obsolete": len(p.state.obsolete),
+                "aborted": len(p.state.aborted), "files": sum(e.file_count for e in
+                                                               p.state.entries),
+                "bytes": sum(e.size for e in p.state.entries),
+                "error": p.state.error.message if p.state.error else None,
+                **({"compaction": t.decisions[p.partition].as_dict()}
+                   if p.partition in t.decisions else {}),
+            } for p in t.state.partitions]} for t in report.tables],
+        "elsewhere": [{"code": f.code, "severity": f.severity, "path": f.path,
+                       "message": f.message} for f in report.elsewhere],
+    }
+    return json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
+
+
+def report_html(report) -> str:
+    totals, counts = report.totals(), report.counts()
+    due = report.due()
+    def li(n: int, word: str, cls: str = "", more: str = "") -> str:
+        number, _, rest = count(n, word).partition(" ")
+        return f"<li{' class=' + cls if cls else ''}><b>{number}</b> {rest}{more}</li>"
+    summary = ("<ul class=sum>" + li(totals["tables"], "table")
+               + li(totals["partitions"], "partition")
+               + li(totals["files"], "file", more=f", {human_bytes(totals['bytes'])}")
+               + "".join(li(counts[s], s, s) for s in ("error", "warning"))
+               + f"<li class=info><b>{counts['info']:,}</b> info</li>"
+               + li(len(due), "compaction", more=" due") + "</ul>")
+    codes = "".join(f"<tr><td><a href='#rule-{c}'>{c}</a></td><td>{n:,}</td>"
+                    f"<td>{html.escape(REGISTRY[c].summary) if c in REGISTRY else ''}</td></tr>"
+                    for c, n in report.codes().items())
+    rows = []
+    for t, p in report.partitions:
+        s = p.state
+        d = t.decisions.get(p.partition)
+        c = {sev: sum(1 for f in t.findings if f.severity == sev and
+                      (f.path == p.location.url or f.path.startswith(p.location.url + "/")))
+             for sev in SEVERITIES}
+        rows.append(
+            "<tr>" + "".join(f"<td>{v}</td>" for v in (
+                text(t.name), text(p.partition or "(table root)"), text(s.base or ""),
+                len(s.deltas), len(s.obsolete), len(s.aborted),
+                sum(e.file_count for e in s.entries), sum(e.size for e in s.entries),
+                c["error"], c["warning"], c["info"],
+                (d.kind or "") if d else "fails")) + "</tr>")
+    few = len(report.tables) <= 3  # a few tables' sections open; many, collapsed
+    tables = "".join(_table_section(i, t, few) for i, t in enumerate(report.tables))
+    glossary = "".join(
+        f"<div id='rule-{c}'><h4>{c} {html.escape(REGISTRY[c].summary)}</h4>"
+        f"<p>{html.escape(REGISTRY[c].what)}</p><p><i>Why:</i> {html.escape(REGISTRY[c].why)}"
+        f"</p><p><i>Fix:</i> {html.escape(REGISTRY[c].fix)}</p></div>"
+        for c in report.codes() if c in REGISTRY)
+    title = text(", ".join(display(p) for p in report.paths))
+    snap = report.snapshot.describe()
+    snapshot = text(f"{snap.get('write_ids') or snap.get('txns')} ({snap.get('source')})")
+    head = ["table", "partition", "base", "deltas", "obsolete", "aborted", "files", "bytes",
+            "errors", "warnings", "info", "compaction"]
+    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>acidtool report: {title}"
+            f"</title><style>{_CSS}</style></head><body><h1>acidtool report</h1>"
+            f"<p class=note>{title} &middot; Hive {report.snapshot.hive_version} &middot; "
+            f"snapshot {snapshot}</p><h2>Summary</h2>{summary}"
+            f"<table class=codes><tr><th>code</th><th>findings</th><th>rule</th></tr>{codes}"
+            f"</table><h2>Partitions</h2><input id=filter placeholder='filter: any text of a "
+            f"row' size=40> <span id=shown></span><table id=parts><thead><tr>"
+            + "".join(f"<th data-col={i}>{h}</th>" for i, h in enumerate(head))
+            + f"</tr></thead><tbody>{''.join(rows)}</tbody></table><h2>Tables</h2>{tables}"
+            f"<h2>Rules found</h2>{glossary}<script>{_JS}</script></body></html>\n")
+
+
+def _table_section(i: int, t, opened: bool) -> str:
+    c = t.counts()
+    found = "".join(f"<li class={f.severity}><b>{f.code}</b> {f.severity}: "
+                    f"{text(f.path)}<br>{text(f.message)}</li>" for f in t.findings[:FINDINGS])
+    if len(t.findings) > FINDINGS:
+        found += f"<li>... {len(t.findings) - FINDINGS:,} more (in --format json)</li>"
+    plan = "".join(f"<li><b>{d.kind}</b> {text(part or '(table root)')}: {text(d.reason)}"
+                   f"</li>" for part, d in t.decisions.items() if d.kind)
+    lines = "".join(f"<li>{text(partition_line(p).splitlines()[0])}</li>"
+                    for p in t.state.partitions[:PANELS])
+    return (f"<details id='t{i}'{' open' if opened else ''}><summary>{text(t.name)} &middot; "
+            f"{text(t.url)} &middot; "
+            f"{len(t.state.partitions):,} partitions, {c['error']:,} errors, "
+            f"{c['warning']:,} warnings</summary><ul>{lines}</ul>"
+            f"<div class=pic>{table_svg(t.state, PANELS)}</div>"
+            f"<h3>Findings</h3><ul class=found>{found or '<li>none</li>'}</ul>"
+            f"<h3>Compactions due</h3><ul>{plan or '<li>none</li>'}</ul></details>")
+
+
+_CSS = """body{font-family:sans-serif;margin:20px;color:#222}table{border-collapse:collapse}
+td,th{border:1px solid #ccc;padding:2px 6px;font-size:12px}th{background:#eee;cursor:pointer}
+.sum li{display:inline-block;margin-right:18px}.error{color:#b00}.warning{color:#a60}
+.note{color:#555}details{margin:6px 0;border:1px solid #ddd;padding:4px}
+summary{cursor:pointer;font-weight:bold}.pic{overflow-x:auto}.found li{margin:3px 0}"""
+
+# Sorting by a header's click, filtering by the text field: the page's only script, over the
+# page's own text (textContent), never turning data into markup.
+_JS = """(function(){var body=document.querySelector('#parts tbody');
+var rows=Array.prototype.slice.call(body.rows);var shown=document.getElementById('shown');
+function count(){var n=rows.filter(function(r){return r.style.display!=='none'}).length;
+shown.textContent=n+' of '+rows.length+' partitions';}
+document.getElementById('filter').addEventListener('input',function(e){var q=e.target.value
+.toLowerCase();rows.forEach(function(r){r.style.display=r.textContent.toLowerCase()
+.indexOf(q)>=0?'':'none'});count();});
+document.querySelectorAll('#parts th').forEach(function(th){var asc=true;
+th.addEventListener('click',function(){var c=+th.dataset.col;rows.sort(function(a,b){
+var x=a.cells[c].textContent,y=b.cells[c].textContent,nx=parseFloat(x),ny=parseFloat(y);
+var r=(!isNaN(nx)&&!isNaN(ny))?nx-ny:x.localeCompare(y);return asc?r:-r});asc=!asc;
+rows.forEach(function(r){body.appendChild(r)});});});count();})();"""
