@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import sys
 from typing import List, Optional
 
 import typer
@@ -73,7 +74,8 @@ def report_command(
                            table_name=table or (target.table.full_name if target.table
                                                 else None))
     props = target.table.parameters if target.table is not None else None
-    report = build_report(paths, opts, Settings.of().for_table(props), table=opts.table_name)
+    report = build_report(paths, opts, Settings.of().for_table(props), table=opts.table_name,
+                          progress=sys.stderr.isatty())
     data = report_json(report) if fmt is ReportFormat.json else report_html(report)
     write_whole(output, data.encode())
     counts = report.counts()

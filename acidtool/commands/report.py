@@ -71,10 +71,11 @@ class WarehouseReport:
 
 
 def build_report(paths: Sequence[str], opts: ValidateOptions, settings: Settings, *,
-                 table: str | None = None) -> WarehouseReport:
-    """Validate PATHs (as ``validate`` with ``opts``), list them once more for the selections,
-    and decide each partition's compaction."""
-    found = validate(paths, opts, progress=False)
+                 table: str | None = None, progress: bool = False) -> WarehouseReport:
+    """Validate PATHs (as ``validate`` with ``opts``, its progress bar shown on a terminal
+    when ``progress``), list them once more for the selections, and decide each partition's
+    compaction."""
+    found = validate(paths, opts, progress=progress)
     states: list[TableState] = []
     spark = (opts.master or "") if opts.spark else None
     for path in paths:
