@@ -132,7 +132,6 @@ def test_human_numbers_have_one_style(tmp_path):
 def test_spark_says_it_is_starting_on_a_terminal_only(tmp_path):
     """On a terminal, a --spark command says that Spark is starting (the JVM takes seconds and
     its own lines go to a log); piped, it says nothing of it."""
-    import pty
     import subprocess
     import sys
 
@@ -142,23 +141,11 @@ def test_spark_says_it_is_starting_on_a_terminal_only(tmp_path):
     if java_problem():
         pytest.skip(java_problem())
     t = build(tmp_path / "t", delta("delta_0000001_0000001_0000", acid(events(1))))
-    args = [sys.executable, "-m", "acidtool", "ls", str(tmp_path), "-r", "--spark",
-            "--master", "local[1]"]
-    piped = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    args = ["ls", tmp_path, "-r", "--spark", "--master", "local[1]"]
+    piped = subprocess.run([sys.executable, "-m", "acidtool", *map(str, args)],
+                           capture_output=True, text=True, timeout=300)
     assert piped.returncode in (0, 1) and "starting Spark" not in piped.stderr
-    pid, fd = pty.fork()
-    if pid == 0:  # the child: stderr (and stdout) a terminal
-        os.execv(sys.executable, args)
-    out = b""
-    while True:
-        try:
-            chunk = os.read(fd, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        out += chunk
-    os.waitpid(pid, 0)
+    out = _on_a_terminal(args)
     assert b"acidtool: starting Spark (local[1])..." in out
     assert t.name.encode() in out
 
