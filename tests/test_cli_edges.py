@@ -205,3 +205,19 @@ def test_the_bar_draws_at_most_ten_times_a_second_and_clears_its_line():
     quiet = io.StringIO()  # not a terminal
     Progress(10, None, "x", quiet).tick(10)
     assert quiet.getvalue() == ""
+
+
+def test_warehouse_commands_draw_the_bar_on_a_terminal(tmp_path):
+    wh = tmp_path / "wh"
+    for t in range(3):
+        build(wh / "db.db" / f"t{t}", delta("delta_0000001_0000001_0000", acid(events(1))))
+    one = acid(events(1))  # compaction-plan judges 64 partitions a share: more than one share
+    build(wh / "db.db" / "wide", {f"ds={p:03d}/delta_0000001_0000001_0000/bucket_00000": one
+                                  for p in range(70)})
+    for args, what in ((["ls", wh, "-r"], b"tables selected"),
+                       (["compaction-plan", wh, "-r"], b"partitions judged"),
+                       (["upgrade-check", wh, "-r"], b"partitions judged")):
+        seen = _on_a_terminal(args)
+        assert what in seen and b"\r\x1b[K" in seen, (args, seen[-500:])
+        piped = run_process(*args)
+        assert what.decode() not in piped.err and "\r" not in piped.err

@@ -66,7 +66,6 @@ def ls_command(
     Examples:
 
     \b
-      acidtool ls /warehouse/db.db/orders
       acidtool ls s3://bucket/warehouse/orders --write-ids 'db.orders:12:9:9:' --format json
       acidtool ls /warehouse/t --hive-version 2 --txns '150:121:99:121'
       acidtool ls shop.orders --metastore thrift://metastore:9083
@@ -129,10 +128,11 @@ def _ls_tree(path: str, snapshot, fmt: Format, files: bool, ignore_empty_files: 
              spark: str | None) -> list[str]:
     """``ls --recursive``: a report per table; JSON: {"path", "tables": [ls's document]}."""
     from ..commands.ls import inspect_tree, with_read_failures
+    from ..io.progress import ticker
     from .output import display, ls_json, ls_table
 
-    tables = [with_read_failures(t) for t in
-              inspect_tree(path, snapshot, ignore_empty_files=ignore_empty_files, spark=spark)]
+    tables = [with_read_failures(t) for t in inspect_tree(path, snapshot, spark=spark,
+              ignore_empty_files=ignore_empty_files, progress=ticker("tables selected"))]
     if fmt is Format.json:
         emit_json({"path": path, "tables": [ls_json(t, files) for t in tables]}, max_depth=5)
     else:

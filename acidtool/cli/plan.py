@@ -79,8 +79,11 @@ def compaction_plan_command(
     target = resolve(paths[0], metastore=metastore, hive_version=hive_version,
                      write_ids=write_ids, txns=txns, table=table, insert_only=insert_only)
     snapshot_note(target.snapshot)
+    from ..io.progress import ticker
+
     plan = compaction_plan(paths, target, settings, recursive=recursive, table=table,
-                           metastore=metastore, spark=(master or "") if spark else None)
+                           metastore=metastore, spark=(master or "") if spark else None,
+                           progress=ticker("partitions judged"))
     if fmt is PlanFormat.json:
         emit_json(_json(plan))
     elif fmt is PlanFormat.sql:

@@ -68,8 +68,11 @@ def upgrade_check_command(
                          "warehouse before its upgrade (check its directories without "
                          "--metastore)")
     snapshot_note(target.snapshot)
+    from ..io.progress import ticker
+
     report = upgrade_check(paths, target, recursive=recursive, table=table,
-                           metastore=metastore, to=HiveVersion.of(to.value))
+                           metastore=metastore, to=HiveVersion.of(to.value),
+                           progress=ticker("partitions judged"))
     if fmt is UpgradeFormat.json:
         emit_json(_json(report))
     elif fmt is UpgradeFormat.sql:

@@ -9,7 +9,7 @@ linked, else from the warehouse path, and each row says which.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from ..core.compaction import (
     Decision,
@@ -58,7 +58,8 @@ class CompactionPlan:
 
 def compaction_plan(paths: Sequence[str], target: Target, settings: Settings, *,
                     recursive: bool = False, table: str | None = None,
-                    metastore: str | None = None, spark: str | None = None) -> CompactionPlan:
+                    metastore: str | None = None, spark: str | None = None,
+                    progress: Callable[[int, int], None] | None = None) -> CompactionPlan:
     """Decide for every partition of the tables at ``paths``. ``target`` is the first PATH's
     resolution (its snapshot, Hive version and, with a metastore, its table). ``spark`` (the
     master, "" for the default): the partitions are selected and judged on Spark's
@@ -81,8 +82,12 @@ def compaction_plan(paths: Sequence[str], target: Target, settings: Settings, *,
                                                   first=not recursive and path == paths[0])
             chosen = settings.for_table(props)
             jobs.extend((tloc.url, name, source, snap, chosen, part) for part in parts)
-    if spark is None:
-        rows = _judge(jobs)
+    if spark is None:  # a share at a time, for progress(partitions judged, all)
+        rows = []
+        for start in range(0, len(jobs), 64):
+            rows.extend(_judge(jobs[start:start + 64]))
+            if progress:
+                progress(min(start + 64, len(jobs)), len(jobs))
     else:
         from .spark_jobs import spark_map
 

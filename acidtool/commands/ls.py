@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Callable
 
 from .._gc import paused_gc
 from ..core.errors import AcidStateError, UsageError
@@ -102,10 +102,11 @@ def select_partitions(loc: Location, parts, snapshot: Snapshot,
 
 
 def inspect_tree(path: str, snapshot: Snapshot, *, ignore_empty_files: bool = False,
-                 spark: str | None = None) -> list[TableState]:
+                 spark: str | None = None,
+                 progress: Callable[[int, int], None] | None = None) -> list[TableState]:
     """Every ACID table below ``path`` (``ls --recursive``), one listing of the tree; with
     ``spark`` (the master, "" for the default) each share of partitions is selected on Spark's
-    executors (their markers read there)."""
+    executors (their markers read there). ``progress(done, total)``: tables selected."""
     from ..core.partitions import discover_tables
 
     loc = resolve(path)
@@ -121,9 +122,13 @@ def inspect_tree(path: str, snapshot: Snapshot, *, ignore_empty_files: bool = Fa
         raise PathError(f"no ACID table or partition found under {path}")
     tlocs = [loc.child(root) if root else loc for root, _ in tables]
     if spark is None:
-        return [TableState(tloc, snapshot, select_partitions(tloc, parts, snapshot,
-                                                             ignore_empty_files), ())
-                for tloc, (_, parts) in zip(tlocs, tables)]
+        out = []
+        for done, (tloc, (_, parts)) in enumerate(zip(tlocs, tables), 1):
+            out.append(TableState(tloc, snapshot, select_partitions(tloc, parts, snapshot,
+                                                                    ignore_empty_files), ()))
+            if progress:
+                progress(done, len(tables))
+        return out
     from .spark_jobs import spark_map
 
     units = [(i, part) for i, (_, parts) in enumerate(tables) for part in parts]

@@ -11,7 +11,7 @@ that version. Nothing is ever written.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence
 
 from ..core.compaction import compactor_snapshot, original_bytes, statement
 from ..core.partitions import PartitionListing, discover_tables, split_partitions
@@ -93,11 +93,14 @@ class UpgradeReport:
 
 def upgrade_check(paths: Sequence[str], target: Target, *, recursive: bool = False,
                   table: str | None = None, metastore: str | None = None,
-                  to: HiveVersion = HiveVersion.V3) -> UpgradeReport:
+                  to: HiveVersion = HiveVersion.V3,
+                  progress: Callable[[int, int], None] | None = None) -> UpgradeReport:
     """Judge every partition of the tables at ``paths``. ``target``: the first PATH's
-    resolution (a Hive 2 snapshot; with a metastore, its table)."""
+    resolution (a Hive 2 snapshot; with a metastore, its table). ``progress(done, total)``:
+    partitions judged, of those listed so far."""
     checks: list[PartitionCheck] = []
     tables: list[TableCheck] = []
+    total = 0
     for path in paths:
         loc = resolve(target.url if path == paths[0] else path)
         found: list[tuple[str, Sequence[PartitionListing]]]
@@ -106,6 +109,7 @@ def upgrade_check(paths: Sequence[str], target: Target, *, recursive: bool = Fal
             found = [("", split_partitions(list_tree(loc))[0])]
         else:
             found = [(t.root, t.partitions) for t in discover_tables(list_tree(loc))]
+        total += sum(len(parts) for _, parts in found)
         for root, parts in found:
             tloc = loc.child(root) if root else loc
             first = not recursive and path == paths[0]
@@ -114,6 +118,8 @@ def upgrade_check(paths: Sequence[str], target: Target, *, recursive: bool = Fal
             for part in select_partitions(tloc, parts, compactor_snapshot(snap)):
                 checks.append(PartitionCheck(name, source, part.partition, part.location.url,
                                              _judge(part)))
+                if progress:
+                    progress(len(checks), total)
             bucketed = info.bucketed if info is not None else None
             version = None if props is None else _param(props, "bucketing_version")
             tables.append(TableCheck(name, tloc.url, version, bucketed,

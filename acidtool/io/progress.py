@@ -55,3 +55,9 @@ class Progress:
         return (f"acidtool: [{'#' * full}{'.' * (WIDTH - full)}] {share:4.0%}  "
                 f"{self.done:,}/{self.total:,} {self.what}")
 
+
+
+def ticker(what: str):
+    """A ``progress(done, total)`` callback drawing the bar on a terminal (nothing where
+    stderr is not one)."""
+    return Progress(0, None, what).at
