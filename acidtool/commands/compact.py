@@ -30,7 +30,7 @@ from ..core.compaction import Settings, compactor_snapshot, decide
 from ..core.errors import AcidToolError, Interrupted, PathError, Terminated, UsageError
 from ..core.names import ACIDTOOL_STAGING_PREFIX, bucket_file_name
 from ..core.snapshot import Snapshot
-from ..io.commit import LockedError, TableLock, exclusive_journal, require_inside, shielded, table_of
+from ..io.commit import TableLock, exclusive_journal, require_inside, shielded, table_of
 from ..io.fs import Location, resolve
 from ..io.journal import (
     JOURNAL_VERSION,
@@ -39,7 +39,6 @@ from ..io.journal import (
     Scratch,
     Step,
     fault_point,
-    read_journal,
     remove_empty_dir,
     state_dir,
 )
@@ -57,13 +56,7 @@ from .compact_write import (
 )
 from .ls import PartitionState, inspect_table
 from .read import PartitionReader
-from .recovery import (
-    finish_interrupted,
-    journal_unfinished,
-    remove_empty_scratch,
-    require_journal_inside,
-    roll_back,
-)
+from .recovery import finish_stale, roll_back
 from .target import Target
 
 
@@ -176,14 +169,13 @@ def compact(target: Target, opts: CompactOptions,
     started = time.perf_counter()
     root = resolve(target.url)
     lock = TableLock(table_of(root), None, "compact").acquire()
-    restore = False
     try:
-        restore = _finish_stale(lock)
+        finish_stale(lock, "compact", _refused, "compaction")
         if not _takes_transaction(target):
             return _compact_locked(target, opts, lock, root, progress, started)
         return _in_transaction(target, opts, lock, root, progress, started)
     finally:
-        lock.release(restore=restore)
+        lock.release()
 
 
 def _takes_transaction(target: Target) -> bool:
@@ -256,29 +248,10 @@ def _compact_locked(target: Target, opts: CompactOptions, lock: TableLock, root:
     return result
 
 
-def _finish_stale(lock: TableLock) -> bool:
-    """Roll back the unfinished work of a compaction that died holding this table's lock.
-    True when the lock belongs to another command's unfinished run (it is put back)."""
-    stale = lock.stale
-    if stale is None or not lock.stale_is_ours() or not stale.get("journal"):
-        return False
-    journal = stale["journal"]
-    if not journal_unfinished(journal):
-        return False
-    records = read_journal(journal)
-    if records[0].get("command") != "compact":
-        raise _Refused(f"an interrupted repair (journal {journal}) holds this table's lock: "
-                       f"finish it with `acidtool repair {records[0].get('path')} --apply`, or "
-                       f"`acidtool undo {journal}`, then compact")
-    require_journal_inside(records, resolve(records[0]["path"]))
-    finish_interrupted(records)
-    remove_empty_scratch(records)
-    Journal(journal).record(record="end", result="rolled back by the next compaction")
-    return False
-
-
-class _Refused(LockedError):
-    pass
+def _refused(journal: str, records: list[dict]) -> str:
+    return (f"an interrupted repair (journal {journal}) holds this table's lock: finish it "
+            f"with `acidtool repair {records[0].get('path')} --apply`, or `acidtool undo "
+            f"{journal}`, then compact")
 
 
 def compact_partition(url: str, snapshot: Snapshot, kind: str, journal: Journal, aid: str

@@ -84,18 +84,18 @@ class Transaction:
             except MetastoreError as exc:  # the commit then fails and says so
                 self.problem = str(exc)
 
-    def _stop_beats(self) -> None:
+    def stop_beats(self) -> None:
         self._stop.set()
         if self._beats is not None:
             self._beats.join(timeout=5)
 
     def commit(self, client) -> None:
-        self._stop_beats()
+        self.stop_beats()
         client.commit_txn(self.txn)
         self.committed = True
 
     def abort(self, client) -> None:
-        self._stop_beats()
+        self.stop_beats()
         try:
             client.abort_txn(self.txn)
         except MetastoreError:

@@ -6,11 +6,14 @@ did not finish; ``require_journal_inside`` refuses a journal naming paths outsid
 
 from __future__ import annotations
 
+from typing import Callable
+
 from ..core.errors import AcidToolError, UsageError
 from ..core.guards import inside
-from ..io.commit import shielded
-from ..io.fs import Location
+from ..io.commit import LockedError, shielded
+from ..io.fs import Location, resolve
 from ..io.journal import (
+    Journal,
     MakeDir,
     Scratch,
     Step,
@@ -102,3 +105,27 @@ def remove_empty_scratch(records: list[dict]) -> None:
                         remove_empty_dir(step.path)
                     except OSError:
                         pass
+
+
+class StaleRunRefused(LockedError):
+    """The table's lock names another command's unfinished run: its to finish, not ours."""
+
+
+def finish_stale(lock, command: str, refused: Callable[[str, list[dict]], str],
+                 by: str) -> None:
+    """Roll back the unfinished run of ``command`` whose holder died with this table's lock
+    (the emptied staging directories of its finished actions removed too), and end its
+    journal "rolled back by the next ``by``". The unfinished run of another command is not
+    touched: ``StaleRunRefused``, saying ``refused(journal, its records)``."""
+    stale = lock.stale
+    if stale is None or not lock.stale_is_ours() or not stale.get("journal") or \
+            not journal_unfinished(stale["journal"]):
+        return
+    journal = stale["journal"]
+    records = read_journal(journal)
+    if not records or records[0].get("command") != command:
+        raise StaleRunRefused(refused(journal, records))
+    require_journal_inside(records, resolve(records[0]["path"]))
+    finish_interrupted(records)
+    remove_empty_scratch(records)
+    Journal(journal).record(record="end", result=f"rolled back by the next {by}")

@@ -13,7 +13,6 @@ from ..core.catalog import MetastoreError, TableInfo, partition_values
 from ..core.errors import UsageError
 from ..core.names import ACID_VERSION_FILE
 from ..core.versions import HiveVersion
-from ..io.commit import LockedError
 from ..io.deltawriter import BucketWriter, FileFormat
 from ..io.fs import Location, kind_of, list_tree, resolve
 from ..io.journal import fault_point
@@ -24,7 +23,7 @@ from .write import TASKS, Job, Staged, new_staging
 def plan_write(o: WriteOptions, frame: pa.Schema, overwrite: bool) -> Job:
     """Every check that can be made before a row is written; with a metastore and write id
     ``auto``, the transaction is opened last (aborted again if anything here fails)."""
-    from ..commands.convert import existing_deltas, parse_write_id
+    from ..commands.convert import parse_write_id
 
     info: TableInfo | None = None
     partition = o.partition
@@ -84,8 +83,7 @@ def plan_write(o: WriteOptions, frame: pa.Schema, overwrite: bool) -> Job:
               info=info)
     if write_id and (partition is not None or not keys):
         target = table.child(partition) if partition else table
-        clashes = existing_deltas(target, write_id, o.statement_id) if \
-            kind_of(target) == "dir" else []
+        clashes = _clashes(target, write_id, o.statement_id)
         if clashes:
             raise UsageError(f"hiveacid: write id {write_id} is already used in {target.url}: "
                              f"{', '.join(clashes)} (pick another, or writeId auto)")
@@ -107,7 +105,7 @@ def _in_transaction(job: Job, info) -> Job:
     assert job.metastore is not None
     with Metastore(job.metastore) as client:
         txn = Transaction(job.metastore, info, job.partition).open(client, job.fmt.hive_version)
-        txn._stop_beats()  # the tasks heartbeat it (this process ends before they run)
+        txn.stop_beats()  # the tasks heartbeat it (this process ends before they run)
     return replace(job, transaction=txn.txn, lock=txn.lock, write_id=txn.write_id)
 
 
@@ -252,11 +250,13 @@ def commit_job(job: Job, files: list[Staged], marker: str | None = None) -> dict
     except BaseException:
         abort_job(job)
         raise
+    from ..commands.recovery import StaleRunRefused, finish_stale
+
     restore = False
     try:
         try:
-            _finish_stale(lock)
-        except _Refused:
+            finish_stale(lock, COMMAND, _refused, "write")
+        except StaleRunRefused:
             restore = True  # the other run's to finish: its lock record is put back
             raise
         return _commit_locked(job, staged, lock)
@@ -278,7 +278,6 @@ def _staged_dir(job: Job, root: Location, part: str) -> Location:
 
 def _commit_locked(job: Job, staged: dict[str, dict[str, tuple[int, int, str]]], lock
                    ) -> dict[str, dict]:
-    from ..commands.convert import existing_deltas
     from ..commands.recovery import roll_back
     from ..io.commit import exclusive_journal, require_inside, shielded
     from ..io.journal import (
@@ -301,8 +300,7 @@ def _commit_locked(job: Job, staged: dict[str, dict[str, tuple[int, int, str]]],
     for part, placed in sorted(staged.items()):
         target = table.child(part) if part else table
         final = target.child(job.directory)
-        clashes = existing_deltas(target, job.write_id, job.fmt.statement_id) \
-            if kind_of(target) == "dir" else []
+        clashes = _clashes(target, job.write_id, job.fmt.statement_id)
         if clashes or kind_of(final) != "missing":
             raise UsageError(f"another writer committed write id {job.write_id} in "
                              f"{target.url} while this job ran ({', '.join(clashes) or final.url}"
@@ -341,6 +339,14 @@ def _commit_locked(job: Job, staged: dict[str, dict[str, tuple[int, int, str]]],
             for part, placed in staged.items()}
 
 
+def _clashes(target: Location, write_id: int, statement_id: int) -> list[str]:
+    """The directories of ``target`` (a partition, perhaps not made yet) that already hold
+    ``write_id``."""
+    from ..commands.convert import existing_deltas
+
+    return existing_deltas(target, write_id, statement_id) if kind_of(target) == "dir" else []
+
+
 def _missing_dirs(table: Location, part: str) -> list[Location]:
     """The partition directories (``k=v``, then ``k=v/k2=v2``) that do not exist yet."""
     out, at = [], table
@@ -351,32 +357,10 @@ def _missing_dirs(table: Location, part: str) -> list[Location]:
     return out
 
 
-def _finish_stale(lock) -> None:
-    """A commit of this job's kind that died holding the table's lock between its renames:
-    rolled back. Another command's unfinished run is refused (``_Refused``)."""
-    from ..commands.recovery import (
-        finish_interrupted,
-        journal_unfinished,
-        require_journal_inside,
-    )
-    from ..io.journal import Journal, read_journal
-
-    stale = lock.stale
-    if stale is None or not lock.stale_is_ours() or not stale.get("journal") or \
-            not journal_unfinished(stale["journal"]):
-        return
-    records = read_journal(stale["journal"])
-    if not records or records[0].get("command") != COMMAND:
-        raise _Refused(f"an interrupted {records[0].get('command') if records else 'run'} "
-                       f"(journal {stale['journal']}) holds this table's lock: finish it, or "
-                       f"`acidtool undo {stale['journal']}`, then write again")
-    require_journal_inside(records, resolve(records[0]["path"]))
-    finish_interrupted(records)
-    Journal(stale["journal"]).record(record="end", result="rolled back by the next write")
-
-
-class _Refused(LockedError):
-    pass
+def _refused(journal: str, records: list[dict]) -> str:
+    what = records[0].get("command") if records else "run"
+    return (f"an interrupted {what} (journal {journal}) holds this table's lock: finish it, or "
+            f"`acidtool undo {journal}`, then write again")
 
 
 def _place(job: Job, buckets: dict[int, list[Staged]], root: Location, into: Location,
