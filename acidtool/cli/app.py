@@ -175,3 +175,16 @@ def csv_items(value: str | None, what: str = "--columns needs at least one colum
     if not items:
         raise UsageError(what)
     return items
+
+
+def write_whole(path: str, data: bytes) -> None:
+    """``path`` written beside under a temporary name, then renamed: never half a file."""
+    tmp = f"{path}.tmp-{os.getpid()}"
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except OSError as exc:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise UsageError(f"--output {path}: {exc.strerror or exc}") from None

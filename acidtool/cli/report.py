@@ -9,7 +9,16 @@ from typing import List, Optional
 import typer
 
 from ..core.errors import UsageError
-from .app import INSERT_ONLY, METASTORE, TXNS_HELP, WRITE_IDS_HELP, HiveVersion, app, note
+from .app import (
+    INSERT_ONLY,
+    METASTORE,
+    TXNS_HELP,
+    WRITE_IDS_HELP,
+    HiveVersion,
+    app,
+    note,
+    write_whole,
+)
 
 
 class ReportFormat(str, enum.Enum):
@@ -62,7 +71,6 @@ def report_command(
     from ..core.compaction import Settings
     from .output import count
     from .report_html import report_html, report_json
-    from .svg import write_whole
 
     paths, target = resolve_many(paths, metastore=metastore, hive_version=hive_version,
                                  write_ids=write_ids, txns=txns, insert_only=insert_only,

@@ -16,8 +16,7 @@ from __future__ import annotations
 import re
 from xml.sax.saxutils import escape
 
-from ..core.errors import UsageError
-from .app import emit, note
+from .app import emit, note, write_whole
 from .escapes import display, escape_surrogates
 from .output import partition_line
 from .svg_bars import bars_of, fit, lanes, ticks
@@ -160,18 +159,3 @@ def ls_svg(path: str, snapshot, ignore_empty_files: bool, output: str | None):
     else:
         emit(picture.rstrip("\n"))
     return state
-
-
-def write_whole(path: str, data: bytes) -> None:
-    """``path`` written beside under a temporary name, then renamed: never half a file."""
-    import os
-
-    tmp = f"{path}.tmp-{os.getpid()}"
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except OSError as exc:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise UsageError(f"--output {path}: {exc.strerror or exc}") from None

@@ -364,9 +364,15 @@ def bucket_ids(table: pa.Table, p: Plan) -> pa.Array:
     """The bucket of every row (bucketed tables)."""
     o = p.options
     assert o.buckets is not None, "bucketed tables only"
-    cols = [table.column(c).to_pylist() for c in o.bucket_by]
-    kinds = p.bucket_kinds
-    return pa.array([bucket_number(values, kinds, o.buckets, o.bucketing_version)
+    return hive_buckets(table, o.bucket_by, p.bucket_kinds, o.buckets, o.bucketing_version)
+
+
+def hive_buckets(table: pa.Table, by: Sequence[str], kinds: Sequence[str], buckets: int,
+                 version: int) -> pa.Array:
+    """The bucket Hive's hash of the columns ``by`` (of Hive types ``kinds``) puts each row
+    in, with bucketing ``version``."""
+    cols = [table.column(c).to_pylist() for c in by]
+    return pa.array([bucket_number(values, list(kinds), buckets, version)
                      for values in zip(*cols)], pa.int32())
 
 

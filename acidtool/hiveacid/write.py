@@ -35,7 +35,6 @@ import pyarrow.compute as pc
 
 from ..core.catalog import TableInfo, escape_partition_value, partition_values
 from ..core.errors import UsageError
-from ..core.hashing import bucket_number
 from ..core.names import ACIDTOOL_STAGING_PREFIX, Base, Delta
 from ..io.deltawriter import BucketWriter, FileFormat
 from ..io.fs import Location, resolve
@@ -205,9 +204,10 @@ def _by_bucket(job: Job, rows: pa.Table, task: int) -> Iterator[tuple[int, pa.Ta
     if not job.buckets:
         yield task, rows
         return
-    cols = [rows.column(c).to_pylist() for c in job.bucket_by]
-    ids = pa.array([bucket_number(values, list(job.bucket_kinds), job.buckets,
-                                  job.bucketing_version) for values in zip(*cols)], pa.int32())
+    from ..commands.convert import hive_buckets
+
+    ids = hive_buckets(rows, job.bucket_by, job.bucket_kinds, job.buckets,
+                       job.bucketing_version)
     encoded = pc.dictionary_encode(ids)
     for i, bucket in enumerate(encoded.dictionary.to_pylist()):
         yield bucket, rows.filter(pc.equal(encoded.indices, i))
