@@ -514,3 +514,26 @@ def test_no_rows_append_nothing_and_overwrite_with_an_empty_base(spark, tmp_path
     assert "base_0000002" in os.listdir(u)
     assert hiveacid(spark).load(str(u)).count() == 0
     clean(u)
+
+
+def test_two_jobs_racing_for_one_write_id_commit_once(tmp_path):
+    """Two writes of write id 5, each planned before the other committed: the table's lock
+    lets one commit; the other finds the write id taken under the lock and commits nothing."""
+    import subprocess
+    import sys
+
+    t = partitioned(tmp_path)
+    rows_before = _ids(t)
+    env = {**os.environ, "ACIDTOOL_STATE_DIR": str(tmp_path / "state")}
+    env.pop("ACIDTOOL_KILL_AT", None)
+    procs = [subprocess.Popen([sys.executable, "-m", "tests.helpers.sourcejob", str(t), "5"],
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, cwd=Path(__file__).resolve().parents[1])
+             for _ in range(2)]
+    results = [(p.wait(timeout=120), p.stderr.read()) for p in procs]
+    assert sorted(code != 0 for code, _ in results) == [False, True], results
+    (refused,) = [err for code, err in results if code != 0]
+    assert "already used" in refused or "another writer committed write id 5" in refused
+    assert _ids(t) == sorted(rows_before + [f'{i},"w{i}","{2 + i % 3}"' for i in range(6)])
+    assert not [p for p in t.rglob("_acidtool_staging_*")]
+    assert not (t / ".acidtool-lock").exists()
