@@ -39,6 +39,11 @@ class ValidateOptions:
     ignore: tuple[str, ...] = ()
     spark: bool = False  # shares of partitions checked by Spark's executors (spark_jobs)
     master: str | None = None
+    # Run on each partition where it is checked (in the process or on the executor that
+    # checked it), its results kept in ``Report.kept``: what a caller wants of the listing
+    # and selection validate makes anyway (``report`` keeps each partition's selection).
+    # A module-level function or a partial of one: it is pickled to other processes.
+    keep: Callable[[Pending], object] | None = None
 
     def codes(self) -> list[str]:
         return select_codes(self.select, self.ignore)

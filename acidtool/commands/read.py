@@ -101,6 +101,9 @@ class PartitionReader:
         self.state: AcidState = part.state
         self.snapshot = snapshot
         self.with_row_id = with_row_id
+        # also each row's event transaction (currentTransaction) as "__event": a Hive 2.3
+        # legacy UPDATE keeps the row's ROW__ID and changes this (export --incremental)
+        self.with_event = False
         self.columns = list(columns) if columns else None
         self.row_names = list(row_names) if row_names else None
         self.version = snapshot.hive_version
@@ -339,6 +342,8 @@ class PartitionReader:
             table_cols["ROW__ID"] = pa.StructArray.from_arrays(
                 [_plain(events.column("originalTransaction")), _plain(events.column("bucket")),
                  _plain(events.column("rowId"))], names=["writeid", "bucketid", "rowid"])
+            if self.with_event:
+                table_cols["__event"] = _plain(events.column("currentTransaction"))
         table_cols.update(cols)
         for key, value in partition_values(self.part.partition):
             table_cols[key] = pa.array([value] * events.num_rows, pa.string())

@@ -3,20 +3,26 @@ or JSON: every table and partition as ``ls`` selects it, validate's findings, an
 compaction Hive's Initiator would pick for each partition.
 
 The findings are ``validate``'s own (its listing, footers and rules, in parallel as it does);
-the selections and the compaction decisions come from one more listing of each PATH (``ls``'s),
-judged in this process. Nothing is written.
+the selections are the ones validate makes of that listing, kept, and each partition's
+compaction is decided where validate checked it. Nothing is written.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import functools
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 from typing import Sequence
 
 from ..core.compaction import Decision, Settings, decide, table_name_of
+from ..core.listing import Listing
+from ..core.raw import read_failure
 from ..core.rules import SEVERITIES, Finding
 from ..core.snapshot import Snapshot
-from .facts import ValidateOptions
-from .ls import PartitionState, TableState, inspect_table, inspect_tree, with_read_failures
+from ..core.versions import HiveVersion
+from ..io.fs import resolve
+from .facts import Pending, ValidateOptions
+from .ls import PartitionState, TableState
 from .validate import validate
 
 
@@ -73,28 +79,41 @@ class WarehouseReport:
 def build_report(paths: Sequence[str], opts: ValidateOptions, settings: Settings, *,
                  table: str | None = None, progress: bool = False) -> WarehouseReport:
     """Validate PATHs (as ``validate`` with ``opts``, its progress bar shown on a terminal
-    when ``progress``), list them once more for the selections, and decide each partition's
-    compaction."""
-    found = validate(paths, opts, progress=progress)
-    states: list[TableState] = []
-    spark = (opts.master or "") if opts.spark else None
-    for path in paths:
-        if opts.recursive:
-            states.extend(inspect_tree(path, opts.snapshot, spark=spark))
-        else:
-            states.append(inspect_table(path, opts.snapshot))
+    when ``progress``), keeping each partition's selection as validate makes it, and decide
+    each partition's compaction where it is checked."""
+    snap = opts.snapshot
+    keep = functools.partial(_kept, hive_version=snap.hive_version, settings=settings,
+                             insert_only=snap.insert_only)
+    found = validate(paths, replace(opts, keep=keep), progress=progress)
+    tlocs = [resolve(url) for url in found.table_roots]
+    by_table: list[list[tuple[PartitionState, Decision | None]]] = [[] for _ in tlocs]
+    for index, kept in found.kept:
+        name, paths_, markers, state, links, failure, decision = kept  # type: ignore[misc]
+        ploc = tlocs[index].child(name) if name else tlocs[index]
+        listing = Listing(paths_, MappingProxyType(markers), root=ploc.url)
+        by_table[index].append((PartitionState(name, ploc, listing, state, links, failure),
+                                decision))
     tables = []
-    for state in states:
-        state = with_read_failures(state)
-        name = table if table and len(states) == 1 else table_name_of(state.location.url)[0]
-        decisions = {}
-        for p in state.partitions:
-            if p.state.error is None:
-                decisions[p.partition] = decide(p.state, opts.snapshot.hive_version, settings,
-                                                insert_only=opts.snapshot.insert_only)
-        tables.append(TableReport(state, name, decisions=decisions))
-    return WarehouseReport(list(paths), opts.snapshot, tables, found.files,
+    for tloc, parts in zip(tlocs, by_table):
+        parts.sort(key=lambda p: p[0].partition)
+        name = table if table and len(tlocs) == 1 else table_name_of(tloc.url)[0]
+        state = TableState(tloc, snap, tuple(p for p, _ in parts), ())
+        tables.append(TableReport(state, name, decisions={p.partition: d for p, d in parts
+                                                          if d is not None}))
+    return WarehouseReport(list(paths), snap, tables, found.files,
                            _place(found.findings, tables))
+
+
+def _kept(p: Pending, hive_version: HiveVersion, settings: Settings, insert_only: bool) -> tuple:
+    """What the report keeps of a partition validate checked (in the process that checked
+    it): its listing, its selection with every size, Hive's read failure on it, and the
+    compaction the Initiator would pick (none where the selection failed)."""
+    state = p.facts().state
+    decision = None
+    if state.error is None:
+        decision = decide(state, hive_version, settings, insert_only=insert_only)
+    return (p.name, p.listing.paths, dict(p.listing.markers), state, p.links,
+            read_failure(state, hive_version), decision)
 
 
 def _place(findings: list[Finding], tables: list[TableReport]) -> list[Finding]:

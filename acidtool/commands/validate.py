@@ -67,6 +67,8 @@ class Report:
     partitions: int = 0
     files: int = 0
     table_roots: list[str] = field(default_factory=list)  # each table's directory, as named
+    # (index in table_roots, what ``options.keep`` gave for one of its partitions)
+    kept: list[tuple[int, object]] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
         return {s: sum(1 for f in self.findings if f.severity == s) for s in SEVERITIES}
@@ -114,7 +116,7 @@ def _validate_path(loc: Location, opts: ValidateOptions, ctx: Context, codes: li
         # and each share's facts are let go once its partitions are checked.
         if len(top) >= SHARE_MIN_PARTITIONS:
             work = functools.partial(_check_subtrees, loc, opts=opts, ctx=ctx, codes=codes)
-            _in_processes(top, work, processes, 1, progress, report, ctx, codes,
+            _in_processes(top, work, processes, [loc.url], progress, report, ctx, codes,
                           "top-level partition directories", strays=[_root_stray(loc)])
             return
     tree = list_tree(loc, sizes=facts.sizes_listed(loc, opts))
@@ -131,11 +133,11 @@ def _validate_path(loc: Location, opts: ValidateOptions, ctx: Context, codes: li
         work = functools.partial(_check_listed, loc, [root for root, _, _ in tables],
                                  opts=replace(opts, spark=False), ctx=ctx, codes=codes,
                                  remote=not loc.is_local)
-        _in_processes(units, work, processes, len(tables), progress, report, ctx, codes,
-                      "partitions", (opts.master or "") if opts.spark else None,
+        _in_processes(units, work, processes,
+                      [loc.child(r).url if r else loc.url for r, _, _ in tables], progress,
+                      report, ctx, codes, "partitions", (opts.master or "") if opts.spark else None,
                       [[(loc.child(root) if root else loc).url_of(s.path) for s in stray]
                        for root, _, stray in tables])
-        report.table_roots.extend(loc.child(r).url if r else loc.url for r, _, _ in tables)
         return
     threads = pool if not loc.is_local else None
     planned = [(loc.child(root) if root else loc,
@@ -144,6 +146,8 @@ def _validate_path(loc: Location, opts: ValidateOptions, ctx: Context, codes: li
     read_all([p for _, ps, _ in planned for p in ps], opts, pool, progress,
               remote=not loc.is_local)
     for tloc, pending, stray in planned:
+        if opts.keep is not None:
+            report.kept.extend((len(report.table_roots), opts.keep(p)) for p in pending)
         report.table_roots.append(tloc.url)
         table = TableFacts(tloc.url, tuple(p.facts() for p in pending),
                            tuple(s.path for s in stray))
@@ -173,8 +177,8 @@ SHARE_MIN_PARTITIONS = 16
 CHUNK_MAX = 16  # units (partitions, or top-level partition directories) in one share at most
 
 # What a share of the work gives back, for each table it touched: (table index, findings,
-# what table rules gather, partitions, files).
-_Checked = list[tuple[int, list[Finding], dict[str, list], int, int]]
+# what table rules gather, partitions, files, what ``opts.keep`` gave for each partition).
+_Checked = list[tuple[int, list[Finding], dict[str, list], int, int, list]]
 
 
 def _cpus() -> int:
@@ -222,10 +226,10 @@ def _check_subtrees(loc: Location, names: list[str], opts: ValidateOptions, ctx:
                      for part in found)
         stray.extend(loc.url_of(f"{name}/{s.path}") for s in between)
     with ThreadPoolExecutor(max_workers=opts.jobs) as pool:  # threads only if reads wait
-        found_, gathered, n_parts, n_files = _check_pending(plan_all(loc, parts, opts), opts,
-                                                            ctx, codes, pool)
+        found_, gathered, n_parts, n_files, kept = _check_pending(
+            plan_all(loc, parts, opts), opts, ctx, codes, pool)
     add_gathered(gathered, stray_values(stray, ctx, codes))
-    return [(0, found_, gathered, n_parts, n_files)]
+    return [(0, found_, gathered, n_parts, n_files, kept)]
 
 
 def _validate_tree_on_spark(loc: Location, opts: ValidateOptions, ctx: Context,
@@ -237,9 +241,8 @@ def _validate_tree_on_spark(loc: Location, opts: ValidateOptions, ctx: Context,
     roots = [root for root, _ in tables]
     work = functools.partial(_check_unlisted, loc, roots, opts=replace(opts, spark=False),
                              ctx=ctx, codes=codes, remote=not loc.is_local)
-    _in_processes(units, work, 1, len(tables), progress, report, ctx, codes, "partitions",
-                  opts.master or "")
-    report.table_roots.extend(loc.child(r).url if r else loc.url for r in roots)
+    _in_processes(units, work, 1, [loc.child(r).url if r else loc.url for r in roots],
+                  progress, report, ctx, codes, "partitions", opts.master or "")
 
 
 def _check_unlisted(loc: Location, roots: list[str], units: list[tuple[int, str, tuple]],
@@ -272,28 +275,33 @@ def _check_listed(loc: Location, roots: list[str], units: list[tuple[int, Partit
 
 def _check_pending(pending: list[Pending], opts: ValidateOptions, ctx: Context,
                    codes: list[str], pool: ThreadPoolExecutor, remote: bool = False
-                   ) -> tuple[list[Finding], dict[str, list], int, int]:
+                   ) -> tuple[list[Finding], dict[str, list], int, int, list]:
     read_all(pending, opts, pool, False, remote=remote)
     found, gathered = check_partitions((p.facts() for p in pending), ctx, codes)
-    return found, gathered, len(pending), sum(len(p.files) for p in pending)
+    kept = [opts.keep(p) for p in pending] if opts.keep is not None else []
+    return found, gathered, len(pending), sum(len(p.files) for p in pending), kept
 
 
-def _in_processes(units: list, work: Callable[[list], _Checked], processes: int, tables: int,
-                  progress: bool, report: Report, ctx: Context, codes: list[str],
-                  what: str, spark: str | None = None,
+def _in_processes(units: list, work: Callable[[list], _Checked], processes: int,
+                  roots: list[str], progress: bool, report: Report, ctx: Context,
+                  codes: list[str], what: str, spark: str | None = None,
                   strays: list[list[str]] | None = None) -> None:
     """``work`` over chunks of ``units`` (``what`` they are, for the progress line) in up to
     ``processes`` processes (one: this process only), or as Spark tasks (``spark``: the
-    master, "" for the default); then the table rules of each of the ``tables``."""
+    master, "" for the default); then the table rules of each table (``roots``: their
+    directories' URLs, which a unit's table index counts)."""
     bar = Progress(len(units), progress, what + " checked")
-    gathered: list[dict[str, list]] = [{} for _ in range(tables)]
+    gathered: list[dict[str, list]] = [{} for _ in roots]
+    first = len(report.table_roots)
+    report.table_roots.extend(roots)
 
     def add(chunk: list, checked: _Checked) -> None:
-        for index, found, values, partitions, files in checked:
+        for index, found, values, partitions, files, kept in checked:
             report.findings.extend(found)
             add_gathered(gathered[index], values)
             report.partitions += partitions
             report.files += files
+            report.kept.extend((first + index, k) for k in kept)
         bar.tick(len(chunk))
 
     if spark is not None:
@@ -307,7 +315,7 @@ def _in_processes(units: list, work: Callable[[list], _Checked], processes: int,
         _on_this_machine(units, work, processes, add)
     for i, values in enumerate(gathered):
         report.findings.extend(check_table(values, ctx, codes, strays[i] if strays else ()))
-    report.tables += tables
+    report.tables += len(roots)
 
 
 def _on_this_machine(units: list, work: Callable[[list], _Checked], processes: int,

@@ -1,0 +1,176 @@
+"""`acidtool export --to iceberg`: a Hive ACID table's rows into an Iceberg table."""
+
+from __future__ import annotations
+
+import enum
+from typing import List, Optional
+
+import typer
+
+from ..core.errors import UsageError
+from .app import (
+    INSERT_ONLY,
+    METASTORE,
+    TXNS_HELP,
+    WRITE_IDS_HELP,
+    HiveVersion,
+    app,
+    emit,
+    emit_json,
+    snapshot_note,
+)
+
+
+class ExportTo(str, enum.Enum):
+    iceberg = "iceberg"
+
+
+class ExportFormat(str, enum.Enum):
+    text = "text"
+    json = "json"
+
+
+@app.command("export")
+def export_command(
+    path: str = typer.Argument(..., help="The table directory; with --metastore also "
+                               "db.table."),
+    to: ExportTo = typer.Option(..., "--to", help="The format to export to: iceberg."),
+    catalog: Optional[str] = typer.Option(
+        None, "--catalog", envvar="ACIDTOOL_ICEBERG_CATALOG",
+        help="The Iceberg catalog: a directory (a local SQLite catalog and its file warehouse "
+             "are made there: nothing else needs to run), a catalog name from pyiceberg's "
+             "configuration (~/.pyiceberg.yaml, PYICEBERG_CATALOG__<NAME>__*), or a URI: "
+             "sqlite:///catalog.db, postgresql+psycopg2://..., http(s):// (REST), thrift:// "
+             "(a Hive metastore)."),
+    table: Optional[str] = typer.Option(None, "--table", help="The Iceberg table, "
+                                        "NAMESPACE.NAME (made with its namespace if missing)."),
+    write_ids: Optional[str] = typer.Option(None, "--write-ids", help=WRITE_IDS_HELP),
+    txns: Optional[str] = typer.Option(None, "--txns", help=TXNS_HELP),
+    hive_version: Optional[HiveVersion] = typer.Option(
+        None, "--hive-version", help="Read as this Hive reads: 2 (2.3), 3 or 4. Default: 4, "
+        "or the metastore's version."),
+    metastore: Optional[str] = METASTORE,
+    insert_only: bool = INSERT_ONLY,
+    partition: Optional[List[str]] = typer.Option(None, "--partition", help="Only this "
+                                                  "partition, k=v[/k2=v2] (again for more)."),
+    incremental: bool = typer.Option(False, "--incremental", help="The table holds an "
+                                     "earlier export of this Hive table: apply what changed "
+                                     "since (rows deleted, rows appended), in one commit. On "
+                                     "a table that does not exist yet, a full export."),
+    warehouse: Optional[str] = typer.Option(None, "--warehouse", help="Where a SQL catalog "
+                                            "given as a URI keeps table files (default: "
+                                            "beside a SQLite file)."),
+    truncate_timestamps: bool = typer.Option(False, "--truncate-timestamps", help="Iceberg "
+                                             "keeps timestamps in microseconds: drop the "
+                                             "nanoseconds of those that have any (refused "
+                                             "without it)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Say what the export would do, "
+                                 "and write nothing."),
+    spark: bool = typer.Option(False, "--spark", help="Read on Spark's executors with the "
+                               "hiveacid source and write with Spark's own Iceberg runtime "
+                               "(iceberg-spark-runtime, fetched from Maven Central)."),
+    master: Optional[str] = typer.Option(None, "--master", help="With --spark: the Spark "
+                                         "master (default local[*])."),
+    fmt: ExportFormat = typer.Option(ExportFormat.text, "--format", help="text or json."),
+) -> None:
+    """Export the rows Hive returns at a snapshot into an Apache Iceberg table, in one Iceberg
+    commit, where Trino's migrate, Hive's CONVERT TO ICEBERG and Iceberg's own procedures all
+    refuse a transactional table.
+
+    The Iceberg table gets the Hive columns as Hive's own Iceberg integration types them
+    (tinyint and smallint as int, char and varchar as string), the Hive partition columns as
+    identity partitions, and one more column: `_hive_row_id`, each row's Hive ROW__ID
+    (`_hive_file`, its data file, for an insert-only table). An incremental export matches
+    rows by it; drop it once no more incremental exports are wanted (`ALTER TABLE t DROP
+    COLUMN _hive_row_id` in Spark, or pyiceberg's `update_schema().delete_column`). Each
+    snapshot's summary records the source, its Hive version and the snapshot exported
+    (acidtool.source, acidtool.hive-version, acidtool.write-ids or acidtool.txns).
+
+    Running an export again at the same snapshot does nothing. A failed or interrupted export
+    commits nothing: the Iceberg table stays at its last snapshot.
+
+    Examples:
+
+    \b
+      acidtool export /warehouse/shop.db/orders --to iceberg --catalog ./lake --table shop.orders
+      acidtool export shop.orders --metastore thrift://hms:9083 --to iceberg \\
+          --catalog prod --table shop.orders --incremental
+      acidtool export /warehouse/t --to iceberg --catalog ./lake --table s.t --dry-run
+
+    Exit status: 0 exported (or nothing to do), 1 Hive would fail on the table or the Iceberg
+    table changed under the export (nothing committed), 2 bad option, unreadable PATH, or an
+    Iceberg table that holds something else.
+    """
+    from ..commands.export import ExportOptions, plan_export, run_export
+    from ..commands.target import resolve
+    from ..io.progress import ticker
+
+    if to is not ExportTo.iceberg:
+        raise UsageError("--to: iceberg is the one format")
+    if not catalog:
+        raise UsageError("--catalog: name the Iceberg catalog (a directory such as ./lake makes "
+                         "a local one)")
+    if not table:
+        raise UsageError("--table: name the Iceberg table, NAMESPACE.NAME")
+    if master and not spark:
+        raise UsageError("--master goes with --spark")
+    opts = ExportOptions(catalog, table, incremental, tuple(partition or ()), warehouse,
+                         truncate_timestamps)
+    target = resolve(path, metastore=metastore, hive_version=hive_version,
+                     write_ids=write_ids, txns=txns, insert_only=insert_only)
+    snapshot_note(target.snapshot)
+    if spark:
+        from ..commands.export_spark import run_export_spark
+
+        plan, work = plan_export(target, opts)
+        result = run_export_spark(plan, work, opts, master or "", dry_run)
+    else:
+        plan, work = plan_export(target, opts)
+        result = None if dry_run else run_export(plan, work, opts,
+                                                 None if fmt is ExportFormat.json
+                                                 else ticker("units"))
+    if fmt is ExportFormat.json:
+        doc = plan.describe()
+        doc["dry_run"] = dry_run
+        if result is not None:
+            doc.update(snapshot_id=result.snapshot_id, rows_added=result.rows_added,
+                       rows_deleted=result.rows_deleted, files_added=result.files_added,
+                       files_removed=result.files_removed, columns_added=result.columns_added,
+                       seconds=round(result.seconds, 3))
+        emit_json(doc)
+        return
+    emit(_text(plan, result, dry_run))
+
+
+def _text(plan, result, dry_run: bool) -> str:
+    from .output import display
+
+    src = plan.source
+    kind = "write ids" if src.has_write_ids else "transactions"
+    lines = [f"export {display(src.url)} (Hive {src.hive_version}, {kind} {src.snapshot}) "
+             f"into {display(plan.table)}, {display(plan.catalog.describe())}"]
+    if plan.action == "nothing":
+        lines.append(display(plan.why))
+        return "\n".join(lines)
+    if dry_run or result is None:
+        lines.append(f"would {'create' if plan.action == 'create' else 'update'}: "
+                     f"{display(plan.why)}")
+        lines.append("nothing written (--dry-run)")
+        return "\n".join(lines)
+    key = "_hive_file" if src.insert_only else "_hive_row_id"
+    if plan.action == "create":
+        lines.append(f"created {display(plan.table)}: {result.rows_added:,} rows from "
+                     f"{plan.partitions:,} partition{'' if plan.partitions == 1 else 's'} in "
+                     f"{result.files_added:,} data file{'' if result.files_added == 1 else 's'}"
+                     ", Iceberg snapshot "
+                     f"{result.snapshot_id}")
+    else:
+        lines.append(f"updated {display(plan.table)}: {result.rows_added:,} rows appended, "
+                     f"{result.rows_deleted:,} deleted ({result.files_added:,} data files "
+                     f"written, {result.files_removed:,} replaced), Iceberg snapshot "
+                     f"{result.snapshot_id}")
+        if result.columns_added:
+            lines.append(f"columns added: {', '.join(map(display, result.columns_added))}")
+    lines.append(f"each row's Hive identity is in {key}: later exports with --incremental "
+                 "match rows by it")
+    return "\n".join(lines)

@@ -1,0 +1,508 @@
+"""``acidtool export --to iceberg``: the rows Hive returns at a snapshot, into an Iceberg table,
+in one Iceberg commit.
+
+A plan first (``plan_export``, a value): which snapshot is exported, into which table, and
+what it will do there: create it, bring it up to date (``--incremental``), or nothing (the
+table already holds this very snapshot). Then ``run_export`` reads and writes, and commits
+once; a failure or an interruption before that commit leaves the Iceberg table at its last
+snapshot.
+
+Every row carries its identity in the Hive table: ``_hive_row_id`` (Hive's ROW__ID,
+``writeid, bucketid, rowid``) for a full ACID table, ``_hive_file`` (the data file, relative to
+the table) for an insert-only one, whose files never change. ROW__IDs repeat across
+partitions, so a row is known by its partition and its ROW__ID. An incremental export
+compares the keys the Hive snapshot returns with the keys the Iceberg table holds, partition
+by partition: rows whose key Iceberg lacks are appended, rows Iceberg holds whose key Hive no
+longer returns are deleted (their files rewritten without them). Hive 2.3 without
+split-update keeps a row's ROW__ID through an UPDATE, so there a row whose last event is newer
+than the snapshot exported before is replaced as well. Comparing with what the Iceberg table
+really holds, rather than with a second read of the old snapshot, stays exact even for a
+snapshot that was "everything committed" while a writer was still at work.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from itertools import groupby
+from typing import Callable, Iterator
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .. import __version__
+from ..core.errors import UsageError
+from ..core.javanum import LONG_MAX
+from ..core.snapshot import ValidTxnList
+from ..io import iceberg
+from .read import partition_values
+from .target import Target
+
+ROW_ID = "_hive_row_id"
+FILE_KEY = "_hive_file"
+EVENT = "__event"
+# What the rows of one partition may hold in memory before they are written as a data file.
+FLUSH_BYTES = 256 << 20
+
+# The snapshot summary's properties an export records (docs/export.md lists them).
+P_SOURCE = "acidtool.source"
+P_VERSION = "acidtool.hive-version"
+P_WRITE_IDS = "acidtool.write-ids"  # Hive 3 and 4
+P_TXNS = "acidtool.txns"  # Hive 2.3, whose snapshot is a transaction list
+P_PARTITIONS = "acidtool.partitions"
+P_MODE = "acidtool.mode"
+P_TABLE = "acidtool.hive-table"
+P_TOOL = "acidtool.version"
+
+
+@dataclass(frozen=True)
+class ExportOptions:
+    catalog: str
+    table: str  # NAMESPACE.NAME
+    incremental: bool = False
+    partitions: tuple[str, ...] = ()
+    warehouse: str | None = None
+    truncate_timestamps: bool = False
+
+
+@dataclass(frozen=True)
+class Source:
+    """What is exported: the table, its Hive, and the snapshot, made concrete (an "everything
+    committed" snapshot is recorded as the highest write id the table holds)."""
+
+    url: str
+    hive_version: str
+    snapshot: str
+    has_write_ids: bool
+    partitions: tuple[str, ...]
+    insert_only: bool
+    hive_table: str | None = None
+
+    def properties(self, mode: str) -> dict[str, str]:
+        out = {P_SOURCE: self.url, P_VERSION: self.hive_version,
+               P_WRITE_IDS if self.has_write_ids else P_TXNS: self.snapshot,
+               P_PARTITIONS: json.dumps(sorted(self.partitions)), P_MODE: mode,
+               P_TOOL: __version__}
+        if self.hive_table:
+            out[P_TABLE] = self.hive_table
+        return out
+
+    def same_as(self, recorded: dict[str, str]) -> bool:
+        key = P_WRITE_IDS if self.has_write_ids else P_TXNS
+        return (recorded.get(P_SOURCE) == self.url and recorded.get(key) == self.snapshot
+                and recorded.get(P_PARTITIONS, "[]") == json.dumps(sorted(self.partitions)))
+
+
+@dataclass(frozen=True)
+class ExportPlan:
+    source: Source
+    catalog: iceberg.CatalogSpec
+    table: str
+    action: str  # "create", "incremental" or "nothing"
+    why: str
+    previous: dict[str, str] | None = None  # what the last export recorded
+    partitions: int = 0  # Hive partitions read
+    rows_schema: pa.Schema | None = None
+
+    def describe(self) -> dict:
+        prev = self.previous or {}
+        return {"action": self.action, "why": self.why, "table": self.table,
+                "catalog": self.catalog.describe(), "source": self.source.url,
+                "hive_version": self.source.hive_version, "snapshot": self.source.snapshot,
+                "previous_snapshot": prev.get(P_WRITE_IDS) or prev.get(P_TXNS),
+                "partitions": self.partitions,
+                "key_column": FILE_KEY if self.source.insert_only else ROW_ID}
+
+
+@dataclass
+class ExportResult:
+    plan: ExportPlan
+    snapshot_id: int | None = None
+    rows_added: int = 0
+    rows_deleted: int = 0
+    files_added: int = 0
+    files_removed: int = 0
+    columns_added: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+@dataclass
+class _Work:
+    """What ``plan_export`` read and ``run_export`` goes on with (not part of the plan)."""
+
+    read_plan: object
+    catalog: object
+    ident: tuple[str, ...]
+    table: object | None
+    arrow: pa.Schema  # the Iceberg table's rows, in Arrow
+    partition_columns: list[str]
+
+
+def plan_export(target: Target, opts: ExportOptions) -> tuple[ExportPlan, _Work]:
+    """List the Hive table, name the snapshot, look at the Iceberg table: the plan."""
+    from ..hiveacid.options import ReadOptions
+    from ..hiveacid.read import plan_read
+
+    spec = iceberg.catalog_spec(opts.catalog, opts.warehouse)
+    ident = iceberg.identifier(opts.table)
+    snap = target.snapshot
+    version = snap.hive_version
+    read = plan_read(ReadOptions(
+        target.url, str(snap.write_ids) if version.has_write_ids else None,
+        str(snap.txns), str(version), table=target.table.full_name if target.table else None,
+        insert_only=snap.insert_only, with_row_id=not snap.insert_only,
+        partitions=tuple(p.strip("/") for p in opts.partitions)))
+    readers = {id(u.reader): u.reader for u in read.units}
+    source = Source(_source_url(target.url), str(version),
+                    _concrete(snap, read), version.has_write_ids,
+                    tuple(sorted(p.strip("/") for p in opts.partitions)), snap.insert_only,
+                    target.table.full_name if target.table else None)
+    columns = _partition_columns(read)
+    arrow = rows_schema(read.schema, snap.insert_only)
+    catalog = iceberg.open_catalog(spec)
+    table = iceberg.load(catalog, ident)
+    work = _Work(read, catalog, ident, table, arrow, columns)
+    name = ".".join(ident)
+    plan = ExportPlan(source, spec, name, "create", f"{name} does not exist: it is created "
+                      "with the rows of this snapshot, in one commit", None, len(
+                          {r.part.partition for r in readers.values()}), arrow)
+    if table is None:
+        if len([f for f in arrow if f.name not in (ROW_ID, FILE_KEY)]) == len(columns):
+            raise UsageError(f"{target.url}: no data file at this snapshot to take the "
+                             "table's columns from: nothing to export")
+        return plan, work
+    previous = next(iceberg.lineage(table, P_SOURCE), None)
+    if previous is None:
+        raise UsageError(f"{name} exists and holds no acidtool export (no snapshot of it "
+                         f"records {P_SOURCE}): export into a new table")
+    if previous.get(P_SOURCE) != source.url:
+        raise UsageError(f"{name} holds an export of {previous.get(P_SOURCE)}, not of "
+                         f"{source.url}: export into a new table")
+    prev_snap = previous.get(P_WRITE_IDS) or previous.get(P_TXNS)
+    if source.same_as(previous):
+        return _replace(plan, "nothing", f"{name} already holds this snapshot ({prev_snap}) "
+                        "of the table: nothing to do", previous), work
+    if previous.get(P_VERSION) != source.hive_version:
+        raise UsageError(f"{name} was exported with Hive {previous.get(P_VERSION)}'s rules; "
+                         f"this export uses Hive {source.hive_version}'s (--hive-version)")
+    if not opts.incremental:
+        raise UsageError(f"{name} already holds an export of this table, at {prev_snap}: give "
+                         "--incremental to apply what changed since, or export into a new table")
+    key = FILE_KEY if source.insert_only else ROW_ID
+    if key not in table.schema().column_names:
+        raise UsageError(f"{name} has no {key} column (dropped?): an incremental export "
+                         "matches rows by it; export into a new table instead")
+    return _replace(plan, "incremental", f"{name} holds {prev_snap}: the rows that changed "
+                    "since are deleted and appended, in one commit", previous), work
+
+
+def _replace(plan: ExportPlan, action: str, why: str, previous: dict[str, str]) -> ExportPlan:
+    from dataclasses import replace
+
+    return replace(plan, action=action, why=why, previous=previous)
+
+
+def _source_url(url: str) -> str:
+    return url if "://" in url else os.path.abspath(url)
+
+
+def _concrete(snap, read) -> str:
+    """The snapshot as a list naming its high watermark: "everything committed" becomes
+    "everything up to the highest write id (transaction id in Hive 2.3) the table holds"."""
+    version = snap.hive_version
+    ids = snap.write_ids if version.has_write_ids else snap.txns
+    if ids.high_watermark != LONG_MAX:
+        return str(ids)
+    top = 0
+    for part in {id(u.reader): u.reader.part for u in read.units}.values():
+        for e in part.state.entries:
+            p = e.parsed
+            if p is not None:
+                top = max(top, getattr(p, "max_write_id", None) or getattr(p, "write_id", 0))
+    if version.has_write_ids:
+        return f"{ids.table or 'null'}:{top}:{LONG_MAX}::"
+    return f"{top}:{LONG_MAX}:"
+
+
+def _partition_columns(read) -> list[str]:
+    if read.partition_types:
+        return list(read.partition_types)
+    for u in read.units:
+        return [k for k, _ in partition_values(u.reader.part.partition)]
+    return []
+
+
+# ------------------------------------------------------------------------------------------------
+# Hive's rows as Iceberg's: the types Hive's own Iceberg integration maps them to
+
+
+def rows_schema(read_schema: pa.Schema, insert_only: bool) -> pa.Schema:
+    """The Arrow schema of the rows an export writes: ROW__ID as ``_hive_row_id`` (or, for an
+    insert-only table, ``_hive_file``) first, then the columns as Iceberg types them."""
+    fields = []
+    for f in read_schema:
+        if f.name == "ROW__ID":
+            fields.append(pa.field(ROW_ID, f.type))
+            continue
+        if f.name in (ROW_ID, FILE_KEY):
+            raise UsageError(f"the table has a column named {f.name}, the name the export "
+                             "gives each row's Hive identity")
+        fields.append(pa.field(f.name, iceberg_type(f.type, f.name)))
+    if insert_only:
+        fields.insert(0, pa.field(FILE_KEY, pa.string()))
+    return pa.schema(fields)
+
+
+def iceberg_type(t: pa.DataType, where: str) -> pa.DataType:
+    """As Iceberg's HiveSchemaConverter: tinyint and smallint become int (Iceberg has no
+    smaller integer); char, varchar and string, string; timestamp a timestamp without zone
+    (Iceberg keeps microseconds); decimal, date, binary, boolean, float, double as they are;
+    arrays, maps and structs of these. A union has no Iceberg type."""
+    if pa.types.is_int8(t) or pa.types.is_int16(t) or pa.types.is_uint8(t) or \
+            pa.types.is_uint16(t):
+        return pa.int32()
+    if pa.types.is_timestamp(t):
+        return pa.timestamp("us", tz=t.tz)
+    if pa.types.is_large_string(t):
+        return pa.string()
+    if pa.types.is_large_binary(t):
+        return pa.binary()
+    if pa.types.is_struct(t):
+        return pa.struct([pa.field(t.field(i).name,
+                                   iceberg_type(t.field(i).type, f"{where}.{t.field(i).name}"))
+                          for i in range(t.num_fields)])
+    if pa.types.is_map(t):
+        return pa.map_(iceberg_type(t.key_type, f"{where}.key"),
+                       iceberg_type(t.item_type, f"{where}.value"))
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return pa.list_(iceberg_type(t.value_type, f"{where}.element"))
+    if pa.types.is_union(t):
+        raise UsageError(f"column {where}: a Hive uniontype has no Iceberg type (Hive's own "
+                         "Iceberg integration refuses it too)")
+    return t
+
+
+def conform(t: pa.Table, schema: pa.Schema, truncate: bool) -> pa.Table:
+    """``t`` (read's columns) as ``schema`` types them; a timestamp with nanoseconds that
+    microseconds cannot hold is refused unless ``truncate``."""
+    if "ROW__ID" in t.column_names:
+        t = t.rename_columns([ROW_ID if n == "ROW__ID" else n for n in t.column_names])
+    extra = [n for n in t.column_names if n == EVENT]
+    target = pa.schema(list(schema) + [pa.field(EVENT, pa.int64())] * len(extra))
+    try:
+        return t.select(target.names).cast(target, safe=not truncate)
+    except pa.ArrowInvalid as exc:
+        if "would lose data" in str(exc) or "truncat" in str(exc).lower():
+            raise UsageError(f"a timestamp holds nanoseconds, and Iceberg keeps microseconds "
+                             f"({exc}); give --truncate-timestamps to drop them") from None
+        raise
+
+
+# ------------------------------------------------------------------------------------------------
+# Running it
+
+
+def run_export(plan: ExportPlan, work: _Work, opts: ExportOptions,
+               progress: Callable[[int, int], None] | None = None) -> ExportResult:
+    started = time.monotonic()
+    result = ExportResult(plan)
+    if plan.action == "nothing":
+        return result
+    mode = "full" if plan.action == "create" else "incremental"
+    if plan.action == "create":
+        commit = iceberg.Commit.create(work.catalog, work.ident, work.arrow,
+                                       work.partition_columns, {})
+    else:
+        commit = iceberg.Commit.on(work.catalog, work.table)
+        if len(work.arrow) > 1 + len(work.partition_columns):  # not an empty snapshot
+            result.columns_added = commit.evolve(work.arrow)
+    try:
+        if plan.action == "create":
+            _write_all(commit, work, opts, result, progress)
+        else:
+            _write_changes(commit, work, opts, plan, result, progress)
+        commit.commit(plan.source.properties(mode))
+    except BaseException:
+        commit.abandon()
+        raise
+    result.files_added = len(commit.written)
+    result.files_removed = len(commit.dropped)
+    table = iceberg.load(work.catalog, work.ident)
+    snap = table.current_snapshot() if table is not None else None
+    result.snapshot_id = snap.snapshot_id if snap is not None else None
+    result.seconds = time.monotonic() - started
+    return result
+
+
+def _units(work: _Work) -> list:
+    return list(work.read_plan.units)
+
+
+def _unit_rows(unit, work: _Work, truncate: bool) -> Iterator[pa.Table]:
+    """One unit's rows as the export writes them (partition columns typed)."""
+    from ..hiveacid.read import unit_batches
+
+    read_schema = work.read_plan.schema
+    if unit.reader.with_event:
+        read_schema = read_schema.append(pa.field(EVENT, pa.int64()))
+    insert_only = unit.reader.snapshot.insert_only
+    for batch in unit_batches(unit, read_schema):
+        t = pa.Table.from_batches([batch])
+        if insert_only:
+            part = unit.reader.part.partition
+            rel = f"{part}/{unit.unit[1]}" if part else unit.unit[1]
+            t = t.add_column(0, FILE_KEY, pa.array([rel] * t.num_rows, pa.string()))
+        yield conform(t, work.arrow, truncate)
+
+
+class _Buffer:
+    """Rows of one partition held until they make a data file of a good size."""
+
+    def __init__(self, commit: iceberg.Commit):
+        self.commit = commit
+        self.tables: list[pa.Table] = []
+        self.bytes = 0
+        self.rows = 0
+
+    def add(self, t: pa.Table) -> None:
+        if t.num_rows == 0:
+            return
+        self.tables.append(t)
+        self.bytes += t.nbytes
+        self.rows += t.num_rows
+        if self.bytes >= FLUSH_BYTES:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.tables:
+            self.commit.write(pa.concat_tables(self.tables))
+        self.tables, self.bytes = [], 0
+
+
+def _write_all(commit, work: _Work, opts: ExportOptions, result: ExportResult,
+               progress) -> None:
+    units = _units(work)
+    buffer = _Buffer(commit)
+    current = None
+    for done, unit in enumerate(units, 1):
+        if unit.reader.part.partition != current:
+            buffer.flush()
+            current = unit.reader.part.partition
+        for t in _unit_rows(unit, work, opts.truncate_timestamps):
+            buffer.add(t)
+        if progress:
+            progress(done, len(units))
+    buffer.flush()
+    result.rows_added = buffer.rows
+
+
+def _keys(t: pa.Table, insert_only: bool) -> pa.Table:
+    """The key columns of rows (``k0``.. without the partition, which is the same for all)."""
+    if insert_only:
+        return pa.table({"k0": t.column(FILE_KEY)})
+    rid = t.column(ROW_ID).combine_chunks()
+    return pa.table({"k0": rid.field(0), "k1": rid.field(1), "k2": rid.field(2)})
+
+
+def _minus(rows: pa.Table, keys: pa.Table, other: pa.Table) -> pa.Table:
+    """The rows of ``rows`` (whose keys are ``keys``) whose key is not among ``other``'s."""
+    if other.num_rows == 0 or rows.num_rows == 0:
+        return rows
+    pos = keys.append_column("__pos", pa.array(range(rows.num_rows), pa.int64()))
+    kept = pos.join(other, keys=list(keys.column_names), join_type="left anti")
+    at = kept.column("__pos")
+    return rows.take(pc.take(at, pc.sort_indices(at)))  # (a join keeps no order)
+
+
+def _write_changes(commit, work: _Work, opts: ExportOptions, plan: ExportPlan,
+                   result: ExportResult, progress) -> None:
+    table = work.table
+    insert_only = plan.source.insert_only
+    key_column = FILE_KEY if insert_only else ROW_ID
+    existing = iceberg.files_by_partition(table)
+    before = _before_txns(plan)
+    units = _units(work)
+    if before is not None:
+        for u in units:
+            u.reader.with_event = u.reader.legacy
+    spec, schema = table.spec(), table.schema()
+    buffer = _Buffer(commit)
+    done = 0
+    seen_partitions = set()
+    for _, group in groupby(units, key=lambda u: id(u.reader)):
+        group = list(group)
+        pkey = iceberg.partition_key(spec, schema, _partition_row(group[0], work))
+        seen_partitions.add(pkey)
+        files = iceberg.read_columns(table, existing.pop(pkey, []), [key_column])
+        held = pa.concat_tables([_keys(f.keys, insert_only) for f in files]) if files else \
+            _keys(pa.table({key_column: pa.array([], work.arrow.field(key_column).type)}),
+                  insert_only)
+        kept_keys = []
+        for unit in group:
+            for t in _unit_rows(unit, work, opts.truncate_timestamps):
+                keys = _keys(t, insert_only)
+                changed = None
+                if EVENT in t.column_names:
+                    changed = pc.invert(_valid(before, t.column(EVENT)))
+                    t = t.drop_columns([EVENT])
+                same = t if changed is None else t.filter(pc.invert(changed))
+                kept_keys.append(keys if changed is None else keys.filter(pc.invert(changed)))
+                new = _minus(same, _keys(same, insert_only), held)
+                if changed is not None:
+                    new = pa.concat_tables([new, t.filter(changed)])
+                buffer.add(new)
+            done += 1
+            if progress:
+                progress(done, len(units))
+        buffer.flush()
+        kept = pa.concat_tables(kept_keys) if kept_keys else held.slice(0, 0)
+        for f in files:
+            _drop_rows(commit, table, f, kept, insert_only, result)
+    if not plan.source.partitions:  # partitions Hive no longer has (dropped, or emptied)
+        for pkey, tasks in existing.items():
+            for task in tasks:
+                commit.drop(task.file)
+                result.rows_deleted += task.file.record_count
+    result.rows_added = buffer.rows
+
+
+def _drop_rows(commit, table, f: iceberg.FileKeys, kept: pa.Table, insert_only: bool,
+               result: ExportResult) -> None:
+    """Rewrite one Iceberg data file without its rows whose key Hive no longer returns."""
+    keys = _keys(f.keys, insert_only)
+    gone = _minus(keys, keys, kept)
+    if gone.num_rows == 0:
+        return
+    result.rows_deleted += gone.num_rows
+    commit.drop(f.task.file)
+    if gone.num_rows == keys.num_rows:
+        return
+    rows = iceberg.read_file(table, f.task)
+    commit.write(_minus(rows, _keys(rows, insert_only), gone))
+
+
+def _before_txns(plan: ExportPlan) -> ValidTxnList | None:
+    """Hive 2.3's snapshot exported before, which tells a legacy table's rows updated since."""
+    prev = plan.previous or {}
+    if plan.source.has_write_ids or P_TXNS not in prev:
+        return None
+    return ValidTxnList.parse_any(prev[P_TXNS])
+
+
+def _valid(ids: ValidTxnList | None, events: pa.ChunkedArray) -> pa.Array:
+    assert ids is not None, "events are read only with the snapshot exported before"
+    arr = events.combine_chunks() if isinstance(events, pa.ChunkedArray) else events
+    ok = pc.less_equal(arr, ids.high_watermark)
+    if ids.exceptions:
+        ok = pc.and_(ok, pc.invert(pc.is_in(arr, pa.array(ids.exceptions, pa.int64()))))
+    return pc.fill_null(ok, False)
+
+
+def _partition_row(unit, work: _Work) -> pa.Table:
+    """One row holding a unit's typed partition values (its partition's Iceberg key)."""
+    values = dict(unit.values)
+    cols = {c: pa.array([values.get(c)], work.arrow.field(c).type)
+            for c in work.partition_columns}
+    return pa.table(cols) if cols else pa.table({"_": [0]})

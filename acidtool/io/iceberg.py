@@ -1,0 +1,334 @@
+"""Apache Iceberg through pyiceberg, behind the few operations an export needs: the catalog a
+``--catalog`` names, an export's table (created with its first snapshot in one commit), data
+files written from Arrow, the key columns of the files already there, and one commit.
+
+pyiceberg's own ``append``/``delete`` make a commit each; an export makes exactly one, so it
+drives pyiceberg's snapshot producers (``fast_append``, ``overwrite``) and its Parquet writer
+(``_dataframe_to_data_files``) directly. Those private names are used here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator
+
+import pyarrow as pa
+
+from ..core.errors import AcidToolError, DependencyError, ExitStatus, UsageError
+
+# Where the local catalog of a directory keeps its SQLite database.
+LOCAL_DB = "catalog.db"
+# The name the tables of a local (directory) catalog are filed under in its database: what
+# pyiceberg's own SqlCatalog must be given to see them (docs/export.md says so).
+LOCAL_NAME = "default"
+
+
+class IcebergError(AcidToolError):
+    """The Iceberg side refused or failed: nothing of the export was committed."""
+
+    exit_status = ExitStatus.FINDINGS
+
+
+class CommitConflict(IcebergError):
+    """Another writer committed to the Iceberg table while the export ran."""
+
+
+def _pyiceberg():
+    try:
+        import pyiceberg  # noqa: F401
+    except ImportError:
+        raise DependencyError("export --to iceberg needs pyiceberg: pip install "
+                              "'acidtool[iceberg]' (or pip install 'pyiceberg[sql-sqlite]')"
+                              ) from None
+
+
+@dataclass(frozen=True)
+class CatalogSpec:
+    """What --catalog named, said for people: a configured name, a URI, or a directory."""
+
+    kind: str  # "configured", "sql", "rest", "hive", "directory"
+    text: str
+    properties: tuple[tuple[str, str], ...] = ()
+
+    def describe(self) -> str:
+        if self.kind == "directory":
+            return f"local catalog in {self.text} (SQLite {os.path.join(self.text, LOCAL_DB)})"
+        if self.kind == "configured":
+            return f"catalog {self.text!r} (pyiceberg configuration)"
+        return f"{self.kind} catalog {self.text}"
+
+
+def catalog_spec(text: str, warehouse: str | None = None) -> CatalogSpec:
+    """``--catalog``: a catalog name from pyiceberg's configuration (``~/.pyiceberg.yaml``,
+    ``PYICEBERG_CATALOG__<NAME>__*``); a URI (``sqlite:///f.db``, ``postgresql+psycopg2://``,
+    ``http(s)://`` a REST catalog, ``thrift://`` a Hive metastore); or a directory, which
+    holds a local SQLite catalog and its file warehouse (made on first use)."""
+    _pyiceberg()
+    from pyiceberg.utils.config import Config
+
+    if "://" in text:
+        scheme = text.split("://", 1)[0].lower()
+        if scheme == "file":
+            return _directory(text[len("file://"):], warehouse)
+        props = [("uri", text)]
+        if warehouse:
+            props.append(("warehouse", _file_url(warehouse)))
+        if scheme.startswith(("sqlite", "postgresql", "mysql")):
+            if not warehouse and scheme.startswith("sqlite"):
+                db = text.split(":///", 1)[-1]
+                props.append(("warehouse", _file_url(os.path.join(os.path.dirname(db) or ".",
+                                                                  "warehouse"))))
+            elif not warehouse:
+                raise UsageError(f"--catalog {text}: a SQL catalog needs --warehouse (where "
+                                 "the table files go, e.g. s3://bucket/warehouse)")
+            return CatalogSpec("sql", text, (("type", "sql"), *props))
+        if scheme in ("http", "https"):
+            return CatalogSpec("rest", text, (("type", "rest"), *props))
+        if scheme == "thrift":
+            return CatalogSpec("hive", text, (("type", "hive"), *props))
+        raise UsageError(f"--catalog {text}: unknown scheme {scheme!r} (sqlite://, "
+                         "postgresql://, http(s):// for REST, thrift:// for a Hive metastore, "
+                         "a catalog name, or a directory)")
+    if Config().get_catalog_config(text.lower()) is not None:
+        return CatalogSpec("configured", text)
+    if os.sep in text or text.startswith(".") or os.path.isdir(text):
+        return _directory(text, warehouse)
+    raise UsageError(f"--catalog {text}: no catalog of that name in pyiceberg's configuration "
+                     "(~/.pyiceberg.yaml, PYICEBERG_CATALOG__<NAME>__*); for a local catalog "
+                     f"in a directory give a path (./{text})")
+
+
+def _directory(path: str, warehouse: str | None) -> CatalogSpec:
+    root = os.path.abspath(os.path.expanduser(path))
+    if os.path.exists(root) and not os.path.isdir(root):
+        raise UsageError(f"--catalog {path}: not a directory")
+    db = os.path.join(root, LOCAL_DB)
+    return CatalogSpec("directory", root, (("type", "sql"), ("uri", f"sqlite:///{db}"),
+                                           ("warehouse", _file_url(warehouse or root))))
+
+
+def _file_url(path: str) -> str:
+    if "://" in path:
+        return path
+    return "file://" + os.path.abspath(os.path.expanduser(path))
+
+
+def open_catalog(spec: CatalogSpec):
+    from pyiceberg.catalog import load_catalog
+
+    if spec.kind == "directory":
+        os.makedirs(spec.text, exist_ok=True)
+    name = spec.text if spec.kind == "configured" else LOCAL_NAME
+    try:
+        return load_catalog(name, **dict(spec.properties))
+    except (ValueError, OSError, ImportError) as exc:
+        raise UsageError(f"--catalog {spec.text}: {exc}") from None
+
+
+def identifier(text: str) -> tuple[str, ...]:
+    parts = tuple(p for p in text.split("."))
+    if len(parts) < 2 or not all(parts):
+        raise UsageError(f"--table {text!r}: give NAMESPACE.NAME (e.g. lake.orders)")
+    return parts
+
+
+# ------------------------------------------------------------------------------------------------
+# Schemas
+
+
+def iceberg_schema(arrow: pa.Schema):
+    """Iceberg's schema of an Arrow schema (every field optional, as Hive's own Iceberg
+    integration makes them), with fresh field ids."""
+    from pyiceberg.io.pyarrow import _ConvertToIcebergWithoutIDs, visit_pyarrow
+    from pyiceberg.schema import assign_fresh_schema_ids
+
+    return assign_fresh_schema_ids(visit_pyarrow(arrow, _ConvertToIcebergWithoutIDs()))
+
+
+def identity_spec(schema, columns: Iterable[str]):
+    from pyiceberg.partitioning import PartitionField, PartitionSpec
+    from pyiceberg.transforms import IdentityTransform
+
+    return PartitionSpec(*[PartitionField(source_id=schema.find_field(c).field_id,
+                                          field_id=1000 + i, transform=IdentityTransform(),
+                                          name=c)
+                           for i, c in enumerate(columns)])
+
+
+# ------------------------------------------------------------------------------------------------
+# One export's commit
+
+
+@dataclass
+class Commit:
+    """One Iceberg commit being made: files written (removed again if it never commits),
+    files to drop, and the snapshot properties it records."""
+
+    catalog: Any
+    ident: tuple[str, ...]
+    txn: Any  # pyiceberg Transaction (a create-table transaction for a new table)
+    new_table: bool
+    written: list = field(default_factory=list)  # DataFile
+    dropped: list = field(default_factory=list)  # DataFile
+    _uuid: uuid.UUID = field(default_factory=uuid.uuid4)
+    _counter: Iterator[int] = field(default_factory=lambda: itertools.count(0))
+
+    @classmethod
+    def create(cls, catalog, ident: tuple[str, ...], arrow: pa.Schema,
+               partition_columns: list[str], properties: dict[str, str]) -> "Commit":
+        from pyiceberg.exceptions import NamespaceAlreadyExistsError
+
+        try:
+            catalog.create_namespace_if_not_exists(ident[:-1])
+        except NamespaceAlreadyExistsError:  # made by a concurrent export meanwhile
+            pass
+        schema = iceberg_schema(arrow)
+        txn = catalog.create_table_transaction(ident, schema=schema,
+                                               partition_spec=identity_spec(
+                                                   schema, partition_columns),
+                                               properties=properties)
+        return cls(catalog, ident, txn, True)
+
+    @classmethod
+    def on(cls, catalog, table) -> "Commit":
+        return cls(catalog, table.name(), table.transaction(), False)
+
+    @property
+    def metadata(self):
+        return self.txn.table_metadata
+
+    @property
+    def io(self):
+        return self.txn._table.io
+
+    def evolve(self, arrow: pa.Schema) -> list[str]:
+        """Columns the Hive table gained since the last export, added to the Iceberg schema in
+        this commit; their names."""
+        have = set(self.metadata.schema().column_names)
+        new = [f.name for f in arrow if f.name not in have]
+        if new:
+            with self.txn.update_schema() as update:
+                update.union_by_name(iceberg_schema(arrow))
+        return new
+
+    def write(self, table: pa.Table) -> list:
+        """``table``'s rows as Parquet data files of this commit (one partition's rows, or
+        any: pyiceberg splits them by the spec)."""
+        from pyiceberg.io.pyarrow import _dataframe_to_data_files
+
+        if table.num_rows == 0:
+            return []
+        files = list(_dataframe_to_data_files(table_metadata=self.metadata, df=table,
+                                              io=self.io, write_uuid=self._uuid,
+                                              counter=self._counter))
+        self.written.extend(files)
+        return files
+
+    def drop(self, data_file) -> None:
+        self.dropped.append(data_file)
+
+    def commit(self, properties: dict[str, str]) -> None:
+        """The one commit: the files written added, the dropped ones removed, ``properties``
+        in the snapshot's summary. A table changed meanwhile by another writer refuses it
+        (pyiceberg asserts the snapshot this commit started from)."""
+        from pyiceberg.exceptions import CommitFailedException, TableAlreadyExistsError
+
+        try:
+            producer = self.txn.update_snapshot(snapshot_properties=properties)
+            with (producer.overwrite(commit_uuid=self._uuid) if self.dropped
+                  else producer.fast_append()) as snap:
+                if self.dropped:
+                    snap.commit_uuid = self._uuid
+                for f in self.dropped:
+                    snap.delete_data_file(f)
+                for f in self.written:
+                    snap.append_data_file(f)
+            self.txn.commit_transaction()
+        except (CommitFailedException, TableAlreadyExistsError) as exc:
+            self.abandon()
+            raise CommitConflict(f"{'.'.join(self.ident)} was changed by another writer "
+                                 f"while this export ran ({exc}); nothing of this export was "
+                                 "committed: run it again") from None
+
+    def abandon(self) -> None:
+        """Remove the data files written (never part of a snapshot): best effort."""
+        for f in self.written:
+            try:
+                self.io.delete(f.file_path)
+            except Exception:  # noqa: BLE001 - an orphan file harms nothing; go on
+                pass
+        self.written.clear()
+
+
+def load(catalog, ident: tuple[str, ...]):
+    """The table, or None when it does not exist."""
+    from pyiceberg.exceptions import NoSuchTableError
+
+    try:
+        return catalog.load_table(ident)
+    except NoSuchTableError:
+        return None
+
+
+def lineage(table, key: str) -> Iterator[dict[str, str]]:
+    """The summaries' properties of the table's current snapshot and its ancestors, newest
+    first, that carry ``key``."""
+    from pyiceberg.table.snapshots import ancestors_of
+
+    for snap in ancestors_of(table.current_snapshot(), table.metadata):
+        props = dict(snap.summary.additional_properties) if snap.summary else {}
+        if key in props:
+            yield props
+
+
+def partition_key(spec, schema, values: pa.Table) -> str:
+    """One partition's key as Iceberg spells its path (``p=a/q=1``), from a table whose first
+    row holds the partition columns' values; "" for an unpartitioned table."""
+    from pyiceberg.io.pyarrow import _determine_partitions
+
+    if spec.is_unpartitioned():
+        return ""
+    part = next(iter(_determine_partitions(spec, schema, values.slice(0, 1))))
+    return spec.partition_to_path(part.partition_key.partition, schema)
+
+
+@dataclass(frozen=True)
+class FileKeys:
+    """One data file of the table (its scan task) and the keys of its rows."""
+
+    task: Any
+    keys: pa.Table
+
+
+def files_by_partition(table) -> dict[str, list]:
+    """The current snapshot's scan tasks, by partition key."""
+    if table.current_snapshot() is None:
+        return {}
+    spec, schema = table.spec(), table.schema()
+    out: dict[str, list] = {}
+    for task in table.scan().plan_files():
+        key = "" if spec.is_unpartitioned() else spec.partition_to_path(task.file.partition,
+                                                                        schema)
+        out.setdefault(key, []).append(task)
+    return out
+
+
+def read_columns(table, tasks: list, columns: list[str]) -> list[FileKeys]:
+    """Just ``columns`` of each file (with its delete files applied)."""
+    from pyiceberg.expressions import AlwaysTrue
+    from pyiceberg.io.pyarrow import ArrowScan
+
+    schema = table.schema().select(*columns)
+    scan = ArrowScan(table.metadata, table.io, schema, AlwaysTrue())
+    return [FileKeys(task, scan.to_table([task])) for task in tasks]
+
+
+def read_file(table, task) -> pa.Table:
+    """Every column of one file (its delete files applied)."""
+    from pyiceberg.expressions import AlwaysTrue
+    from pyiceberg.io.pyarrow import ArrowScan
+
+    return ArrowScan(table.metadata, table.io, table.schema(), AlwaysTrue()).to_table([task])
