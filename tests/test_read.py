@@ -125,6 +125,40 @@ def test_diff_is_read_to_minus_read_from(tmp_path):
     assert same.out == ""
 
 
+def test_diff_tells_partitions_apart(tmp_path):
+    """Each partition's bucket files number their rows from 0: a delete in one partition is a
+    delete though another partition still has a row with the same ROW__ID."""
+    layout = {}
+    for part in ("p=a", "p=b"):
+        layout.update({f"{part}/{k}": v for k, v in
+                       delta("delta_0000001_0000001_0000", acid(events(1, n=3))).items()})
+    layout.update({f"p=a/{k}": v for k, v in delta(
+        "delete_delta_0000002_0000002_0000", acid(events(1, n=1, op=DELETE, current=2))).items()})
+    table = build(tmp_path / "t", layout)
+    result = run("diff", table, "--from-write-id", "1", "--to-write-id", "2")
+    assert result.code == 0, result.err
+    out = [json.loads(line) for line in result.out.splitlines()]
+    assert [(r["op"], r["p"], r["ROW__ID"]["rowid"]) for r in out] == [("delete", "a", 0)]
+
+
+def test_diff_sees_a_hive2_legacy_update_in_place(tmp_path):
+    """Hive 2.3 without split-update keeps a row's ROW__ID through an UPDATE: the old row is
+    deleted and the new one inserted, though no ROW__ID came or went."""
+    layout = {
+        "delta_0000001_0000001_0000/bucket_00000": acid(events(1, n=2, v0=True), hive_version="2"),
+        "delta_0000002_0000002_0000/bucket_00000": acid(
+            [Event(UPDATE, 1, 0, 1, 2, (1, "changed"))], hive_version="2"),
+    }
+    table = build(tmp_path / "t", layout)
+    result = run("diff", table, "--hive-version", "2", "--from", "1:9223372036854775807:",
+                 "--to", "2:9223372036854775807:")
+    assert result.code == 0, result.err
+    out = [json.loads(line) for line in result.out.splitlines()]
+    assert sorted((r["op"], r["name"]) for r in out) == [("delete", "n1"), ("insert", "changed")]
+    assert run("diff", table, "--hive-version", "2", "--from", "2:9223372036854775807:",
+               "--to", "2:9223372036854775807:").out == ""
+
+
 def test_insert_overwrite_base_and_load_data(tmp_path):
     layout = {**delta("delta_0000001_0000001_0000", acid(events(1, n=3))),
               "base_0000002/000000_0": plain(rows=[(10, "iow")]),

@@ -9,6 +9,7 @@ from ..api import Snapshotted, Table
 from ..core.errors import UsageError
 from ..core.versions import HiveVersion
 from ..io.sink import json_lines
+from .read import partition_values
 from .target import resolve
 
 
@@ -64,21 +65,47 @@ def _snapshot_text(text: str | None, write_id: int | None, which: str, version: 
 
 
 def diff_tables(before: Snapshotted, after: Snapshotted) -> tuple[pa.Table, pa.Table]:
-    """(rows in ``after`` but not ``before``, rows in ``before`` but not ``after``), by ROW__ID."""
+    """(rows in ``after`` but not ``before``, rows in ``before`` but not ``after``), by
+    partition and ROW__ID: every partition's bucket files number their rows from 0, so one
+    ROW__ID stands in many partitions of a table. Hive 2.3 without split-update keeps a row's
+    ROW__ID through an UPDATE: there a row of ``after`` whose last event ``before`` cannot see
+    is new content, inserted, and its old version deleted."""
+    for snap in (before, after):
+        for reader in snap.readers():
+            reader.with_event = reader.legacy
     a, b = _with_ids(before), _with_ids(after)
+    first = next((p.partition for snap in (before, after) for p in snap.table.partitions
+                  if p.partition), "")
+    parts = [k for k, _ in partition_values(first)]
+    names = ["w", "b", "r"] + [f"p{i}" for i in range(len(parts))]
 
     def keyed(t: pa.Table) -> pa.Table:
         rid = t.column("ROW__ID").combine_chunks()
-        return pa.table({"w": rid.field(0), "b": rid.field(1), "r": rid.field(2),
-                         "__pos": pa.array(range(t.num_rows), pa.int64())})
+        cols = {"w": rid.field(0), "b": rid.field(1), "r": rid.field(2)}
+        for i, k in enumerate(parts):
+            cols[f"p{i}"] = t.column(k) if k in t.column_names else \
+                pa.nulls(t.num_rows, pa.string())
+        cols["__pos"] = pa.array(range(t.num_rows), pa.int64())
+        return pa.table(cols)
 
     def minus(x: pa.Table, y: pa.Table) -> pa.Table:
-        kept = keyed(x).join(keyed(y).drop_columns(["__pos"]), keys=["w", "b", "r"],
+        kept = keyed(x).join(keyed(y).drop_columns(["__pos"]), keys=names,
                              join_type="left anti")
         return x.take(pc.take(kept.column("__pos"), pc.sort_indices(kept.column("__pos")))
                       .combine_chunks())
 
-    return minus(b, a), minus(a, b)
+    changed = None
+    if "__event" in b.column_names:
+        ids = before.table.snapshot.txns
+        events = b.column("__event")
+        changed = pc.fill_null(pc.invert(pc.and_(
+            pc.less_equal(events, ids.high_watermark),
+            pc.invert(pc.is_in(events, pa.array(ids.exceptions, pa.int64()))))), False)
+    a, b = (t.drop_columns(["__event"]) if "__event" in t.column_names else t for t in (a, b))
+    if changed is None:
+        return minus(b, a), minus(a, b)
+    same = b.filter(pc.invert(changed))
+    return pa.concat_tables([minus(same, a), b.filter(changed)]), minus(a, same)
 
 
 def diff_insert_only(before: Snapshotted, after: Snapshotted) -> tuple[pa.Table, pa.Table]:
