@@ -181,12 +181,12 @@ def plan_export(target: Target, opts: ExportOptions) -> tuple[ExportPlan, _Work]
         raise UsageError(f"{name} holds an export of {previous.get(P_SOURCE)}, not of "
                          f"{source.url}: export into a new table")
     prev_snap = previous.get(P_WRITE_IDS) or previous.get(P_TXNS)
-    if source.same_as(previous):
-        return _replace(plan, "nothing", f"{name} already holds this snapshot ({prev_snap}) "
-                        "of the table: nothing to do", previous), work
     if previous.get(P_VERSION) != source.hive_version:
         raise UsageError(f"{name} was exported with Hive {previous.get(P_VERSION)}'s rules; "
                          f"this export uses Hive {source.hive_version}'s (--hive-version)")
+    if source.same_as(previous):
+        return _replace(plan, "nothing", f"{name} already holds this snapshot ({prev_snap}) "
+                        "of the table: nothing to do", previous), work
     if not opts.incremental:
         raise UsageError(f"{name} already holds an export of this table, at {prev_snap}: give "
                          "--incremental to apply what changed since, or export into a new table")

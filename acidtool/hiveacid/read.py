@@ -21,7 +21,7 @@ import pyarrow as pa
 from ..api import Snapshotted, Table
 from ..commands.read import PartitionReader, partition_values
 from ..commands.rownames import row_named
-from ..core.errors import UsageError
+from ..core.errors import AcidToolError, UsageError
 from ..io.orc import ACID_COLUMNS
 from .options import ReadOptions
 
@@ -110,14 +110,30 @@ def output_schema(readers: Sequence[PartitionReader], insert_only: bool) -> pa.S
     from ..io.orc import open_orc
     from ..io.plain import plain_schema
 
-    for reader in readers:
-        for rel in reader.data_files():
-            if insert_only:
-                row = pa.struct(list(plain_schema(reader.part.location, rel)))
-            else:
-                arrow = open_orc(reader.part.location, rel).file.schema
-                row = arrow.field("row").type if list(arrow.names) == list(ACID_COLUMNS) \
-                    else pa.struct(list(arrow))
+    def candidates(reader: PartitionReader) -> Iterator[tuple[str, bool]]:
+        """The files the snapshot reads; then, for a snapshot that reads none (every write id
+        aborted or open), any data file of a base or delta, unreadable ones passed over (an
+        aborted write's may be half written): the table's columns still."""
+        yield from ((rel, True) for rel in reader.data_files())
+        for e in reader.part.state.entries:
+            if e.kind in ("base", "delta"):
+                yield from ((f"{e.name}/{f.path}", False) for f in e.files if not f.is_dir
+                            and not f.path.startswith(("_", ".")) and "/" not in f.path
+                            and not f.path.endswith("_flush_length"))
+
+    for reader in sorted(readers, key=lambda r: not r.data_files()):
+        for rel, read in candidates(reader):
+            try:
+                if insert_only:
+                    row = pa.struct(list(plain_schema(reader.part.location, rel)))
+                else:
+                    arrow = open_orc(reader.part.location, rel).file.schema
+                    row = arrow.field("row").type if list(arrow.names) == list(ACID_COLUMNS) \
+                        else pa.struct(list(arrow))
+            except AcidToolError:
+                if read:
+                    raise
+                continue
             empty = row_named(pa.array([], row), reader.row_names)
             events = pa.RecordBatch.from_arrays(
                 [pa.array([], pa.int64()), pa.array([], pa.int32()), pa.array([], pa.int64()),

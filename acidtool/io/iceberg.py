@@ -18,6 +18,7 @@ from typing import Any, Iterable, Iterator
 import pyarrow as pa
 
 from ..core.errors import AcidToolError, DependencyError, ExitStatus, UsageError
+from .journal import fault_point
 
 # Where the local catalog of a directory keeps its SQLite database.
 LOCAL_DB = "catalog.db"
@@ -34,6 +35,10 @@ class IcebergError(AcidToolError):
 
 class CommitConflict(IcebergError):
     """Another writer committed to the Iceberg table while the export ran."""
+
+
+class _Refused(Exception):
+    """The catalog refused the commit (not a CommitFailedException: pyiceberg retries those)."""
 
 
 def _pyiceberg():
@@ -119,11 +124,18 @@ def _file_url(path: str) -> str:
 def open_catalog(spec: CatalogSpec):
     from pyiceberg.catalog import load_catalog
 
+    _keep_nested_nulls()
     if spec.kind == "directory":
         os.makedirs(spec.text, exist_ok=True)
-    name = spec.text if spec.kind == "configured" else LOCAL_NAME
+    name, props = LOCAL_NAME, dict(spec.properties)
+    if spec.kind == "configured":
+        from pyiceberg.utils.config import Config
+
+        # read now: pyiceberg reads its environment once, when it is first imported
+        name = spec.text.lower()
+        props = {k: str(v) for k, v in (Config().get_catalog_config(name) or {}).items()}
     try:
-        return load_catalog(name, **dict(spec.properties))
+        return load_catalog(name, **props)
     except (ValueError, OSError, ImportError) as exc:
         raise UsageError(f"--catalog {spec.text}: {exc}") from None
 
@@ -133,6 +145,38 @@ def identifier(text: str) -> tuple[str, ...]:
     if len(parts) < 2 or not all(parts):
         raise UsageError(f"--table {text!r}: give NAMESPACE.NAME (e.g. lake.orders)")
     return parts
+
+
+_PATCHED = [False]
+
+
+def _keep_nested_nulls() -> None:
+    """pyiceberg 0.12's ArrowProjectionVisitor, which every write and read of a data file goes
+    through, rebuilds a list of structs and a map whose values are structs from their offsets
+    alone (its work-around for apache/arrow#38809), and so drops their null bitmap: a NULL
+    list or map is written as an empty one. The array it rebuilt gets its nulls back here
+    (copied first: Arrow takes no null mask with the offsets of a slice)."""
+    if _PATCHED[0]:
+        return
+    from pyiceberg.io.pyarrow import ArrowProjectionVisitor
+
+    for name in ("list", "map"):
+        original = getattr(ArrowProjectionVisitor, name)
+
+        def with_nulls(self, field_type, array, *rest, _original=original):
+            out = _original(self, field_type, array, *rest)
+            if out is None or array is None or array.null_count == 0 or \
+                    out.null_count == array.null_count:
+                return out
+            out = pa.concat_arrays([out])
+            mask = array.is_null()
+            if isinstance(out, pa.MapArray):
+                return pa.MapArray.from_arrays(out.offsets, out.keys, out.items, out.type,
+                                               mask=mask)
+            return type(out).from_arrays(out.offsets, out.values, out.type, mask=mask)
+
+        setattr(ArrowProjectionVisitor, name, with_nulls)
+    _PATCHED[0] = True
 
 
 # ------------------------------------------------------------------------------------------------
@@ -173,6 +217,7 @@ class Commit:
     new_table: bool
     written: list = field(default_factory=list)  # DataFile
     dropped: list = field(default_factory=list)  # DataFile
+    committed: bool = False
     _uuid: uuid.UUID = field(default_factory=uuid.uuid4)
     _counter: Iterator[int] = field(default_factory=lambda: itertools.count(0))
 
@@ -185,6 +230,7 @@ class Commit:
             catalog.create_namespace_if_not_exists(ident[:-1])
         except NamespaceAlreadyExistsError:  # made by a concurrent export meanwhile
             pass
+        fault_point()
         schema = iceberg_schema(arrow)
         txn = catalog.create_table_transaction(ident, schema=schema,
                                                partition_spec=identity_spec(
@@ -225,6 +271,7 @@ class Commit:
                                               io=self.io, write_uuid=self._uuid,
                                               counter=self._counter))
         self.written.extend(files)
+        fault_point()
         return files
 
     def drop(self, data_file) -> None:
@@ -236,6 +283,7 @@ class Commit:
         (pyiceberg asserts the snapshot this commit started from)."""
         from pyiceberg.exceptions import CommitFailedException, TableAlreadyExistsError
 
+        self._no_retry()
         try:
             producer = self.txn.update_snapshot(snapshot_properties=properties)
             with (producer.overwrite(commit_uuid=self._uuid) if self.dropped
@@ -246,15 +294,39 @@ class Commit:
                     snap.delete_data_file(f)
                 for f in self.written:
                     snap.append_data_file(f)
+            fault_point()
             self.txn.commit_transaction()
-        except (CommitFailedException, TableAlreadyExistsError) as exc:
+            self.committed = True  # from here on the files written are the table's
+            fault_point()
+        except (CommitFailedException, TableAlreadyExistsError, _Refused) as exc:
             self.abandon()
             raise CommitConflict(f"{'.'.join(self.ident)} was changed by another writer "
                                  f"while this export ran ({exc}); nothing of this export was "
                                  "committed: run it again") from None
 
+    def _no_retry(self) -> None:
+        """pyiceberg retries a commit another writer got in before, re-applying it on top of
+        that writer's snapshot. This commit's changes were worked out from the snapshot it
+        started from (rows appended because that snapshot lacked them), and on another they
+        would duplicate or lose rows: a refused commit is refused, never retried."""
+        table = self.txn._table
+        do_commit = table._do_commit
+
+        def once(*args, **kwargs):
+            from pyiceberg.exceptions import CommitFailedException
+
+            try:
+                return do_commit(*args, **kwargs)
+            except CommitFailedException as exc:
+                raise _Refused(str(exc)) from None
+
+        table._do_commit = once
+
     def abandon(self) -> None:
-        """Remove the data files written (never part of a snapshot): best effort."""
+        """Remove the data files written, when no snapshot holds them (the commit did not
+        happen): best effort. Never after the commit, whatever failed after it."""
+        if self.committed:
+            return
         for f in self.written:
             try:
                 self.io.delete(f.file_path)
