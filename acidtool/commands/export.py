@@ -44,7 +44,7 @@ ROW_ID = "_hive_row_id"
 FILE_KEY = "_hive_file"
 EVENT = "__event"
 # What the rows of one partition may hold in memory before they are written as a data file.
-FLUSH_BYTES = 256 << 20
+FLUSH_BYTES = 128 << 20
 
 # The snapshot summary's properties an export records (docs/export.md lists them).
 P_SOURCE = "acidtool.source"
@@ -377,7 +377,7 @@ class _Buffer:
 
     def flush(self) -> None:
         if self.tables:
-            self.commit.write(pa.concat_tables(self.tables))
+            self.commit.write_behind(pa.concat_tables(self.tables))
         self.tables, self.bytes = [], 0
 
 

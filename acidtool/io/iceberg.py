@@ -218,6 +218,8 @@ class Commit:
     written: list = field(default_factory=list)  # DataFile
     dropped: list = field(default_factory=list)  # DataFile
     committed: bool = False
+    _writer: Any = None  # the thread that writes behind (write_behind)
+    _pending: Any = None
     _uuid: uuid.UUID = field(default_factory=uuid.uuid4)
     _counter: Iterator[int] = field(default_factory=lambda: itertools.count(0))
 
@@ -274,6 +276,22 @@ class Commit:
         fault_point()
         return files
 
+    def write_behind(self, table: pa.Table) -> None:
+        """``write``, on a thread of its own while the caller reads on (ORC's decoding and
+        Parquet's encoding both leave Python's lock): at most one write in flight, so memory
+        holds at most two buffers of rows. ``settle`` waits for it (and raises its error)."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.settle()
+        if self._writer is None:
+            self._writer = ThreadPoolExecutor(1, thread_name_prefix="acidtool-export")
+        self._pending = self._writer.submit(self.write, table)
+
+    def settle(self) -> None:
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            pending.result()
+
     def drop(self, data_file) -> None:
         self.dropped.append(data_file)
 
@@ -283,6 +301,7 @@ class Commit:
         (pyiceberg asserts the snapshot this commit started from)."""
         from pyiceberg.exceptions import CommitFailedException, TableAlreadyExistsError
 
+        self.settle()
         self._no_retry()
         try:
             producer = self.txn.update_snapshot(snapshot_properties=properties)
@@ -327,6 +346,13 @@ class Commit:
         happen): best effort. Never after the commit, whatever failed after it."""
         if self.committed:
             return
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            pending.cancel()
+            try:  # a write under way: let it end, so that its files are known and go too
+                pending.result()
+            except BaseException:  # noqa: BLE001 - its files (if any) are removed below
+                pass
         for f in self.written:
             try:
                 self.io.delete(f.file_path)

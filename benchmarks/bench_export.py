@@ -1,0 +1,64 @@
+"""Benchmark for issue #31: ``acidtool export --to iceberg`` of a table of 10,000,000 rows in its
+base (plus 10 deltas of 100,000) with 1,000,000 deletes, against ``acidtool read --format
+parquet -o`` of the same table, measured in the same run (target: at most 1.3x). Both are run
+as the real command, each the best of two runs; the export goes into a new local catalog each
+time.
+
+Usage: python benchmarks/bench_export.py [--base-rows N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_read import build  # noqa: E402
+
+TOOL = [sys.executable, "-m", "acidtool"]
+
+
+def timed(args: list[str], before=None) -> float:
+    best = float("inf")
+    for _ in range(2):
+        if before:
+            before()
+        t = time.perf_counter()
+        proc = subprocess.run(TOOL + args, capture_output=True, text=True)
+        elapsed = time.perf_counter() - t
+        if proc.returncode != 0:
+            sys.exit(f"{' '.join(args[:2])} failed: {proc.stderr.strip()}")
+        best = min(best, elapsed)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--base-rows", type=int, default=10_000_000)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        table = root / "t"
+        build(table, args.base_rows)
+        out = root / "rows.parquet"
+        lake = root / "lake"
+        read = timed(["read", str(table), "--format", "parquet", "-o", str(out)])
+        export = timed(["export", str(table), "--to", "iceberg", "--catalog", str(lake),
+                        "--table", "bench.t"], lambda: shutil.rmtree(lake, ignore_errors=True))
+        rows = args.base_rows + 1_000_000 - args.base_rows // 10
+        files = sorted(lake.rglob("*.parquet"))
+        size = sum(f.stat().st_size for f in files)
+        print(f"export --to iceberg: {export:.2f} s for {rows:,} rows ({len(files)} data files, "
+              f"{size / 1e6:.0f} MB)")
+        print(f"read --format parquet -o: {read:.2f} s ({out.stat().st_size / 1e6:.0f} MB)")
+        print(f"ratio: {export / read:.2f}x (target <= 1.3x)")
+
+
+if __name__ == "__main__":
+    main()
