@@ -60,6 +60,7 @@ bench: install
 	$(BIN)/python benchmarks/bench_spark_read.py
 	$(BIN)/python benchmarks/bench_spark_source.py
 	$(BIN)/python benchmarks/bench_report.py
+	$(BIN)/python benchmarks/bench_export.py
 
 clean:
 	rm -rf $(VENV) demo-table build *.egg-info .pytest_cache .hypothesis .mypy_cache .ruff_cache
