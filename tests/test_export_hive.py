@@ -192,3 +192,51 @@ def test_convert_insert_only_exports_and_follows_an_overwrite(tmp_path):
     assert (second.json()["rows_added"], second.json()["rows_deleted"]) == (4, 0)
     got = sorted(json.loads(v)["id"] for _, v in iceberg_rows(lake))
     assert got == sorted(list(range(6)) + list(range(4)))
+
+
+# ------------------------------------------------------------------------------------------------
+# --spark: the groups on Spark's executors, the commit on the driver
+
+
+def test_spark_export_equals_the_export_in_process(spark, tmp_path):
+    from acidtool.io.acidwrite import DELETE
+
+    from .helpers.layouts import acid, build, delta, events
+    from .test_export import in_part
+
+    layout = {}
+    for part in ("p=a", "p=b", "p=c"):
+        for b in (0, 1):
+            layout.update({f"{part}/delta_0000001_0000001_0000/bucket_0000{b}":
+                           acid(events(1, n=5, bucket=b))})
+        layout[f"{part}/delta_0000001_0000001_0000/_orc_acid_version"] = b"2"
+    table = build(tmp_path / "t", layout)
+    spark_lake, lake = tmp_path / "spark-lake", tmp_path / "lake"
+    first = export(table, spark_lake, "--spark")
+    assert first.code == 0, first.err
+    assert first.json()["files_added"] == 6  # one task, so one file, per bucket of a partition
+    assert export(table, lake).code == 0
+    assert iceberg_rows(spark_lake) == iceberg_rows(lake) == read_rows(table)
+    build(table, {**in_part("p=a", delta("delete_delta_0000002_0000002_0000",
+                                         acid(events(1, n=2, op=DELETE, current=2)))),
+                  **in_part("p=c", delta("delta_0000002_0000002_0000", acid(events(2, n=3))))})
+    second = export(table, spark_lake, "--spark", "--incremental")
+    assert second.code == 0, second.err
+    assert (second.json()["rows_added"], second.json()["rows_deleted"]) == (3, 2)
+    assert iceberg_rows(spark_lake) == read_rows(table)
+
+
+def test_a_failed_spark_task_commits_nothing_and_leaves_no_file(spark, tmp_path):
+    from .helpers.layouts import acid, build, delta, events
+
+    layout = {}
+    for part in ("p=a", "p=b"):
+        layout.update({f"{part}/{k}": v for k, v in
+                       delta("delta_0000001_0000001_0000", acid(events(1, n=4))).items()})
+    table = build(tmp_path / "t", layout)
+    (table / "p=b" / "delta_0000001_0000001_0000" / "bucket_00000").write_bytes(b"ORC broken")
+    lake = tmp_path / "lake"
+    result = export(table, lake, "--spark")
+    assert result.code == 1 and len(result.err.strip().splitlines()) == 1, result.err
+    assert not catalog(lake).table_exists("s.t")
+    assert not list(lake.rglob("*.parquet"))

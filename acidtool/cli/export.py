@@ -66,9 +66,12 @@ def export_command(
                                              "without it)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Say what the export would do, "
                                  "and write nothing."),
-    spark: bool = typer.Option(False, "--spark", help="Read on Spark's executors with the "
-                               "hiveacid source and write with Spark's own Iceberg runtime "
-                               "(iceberg-spark-runtime, fetched from Maven Central)."),
+    spark: bool = typer.Option(False, "--spark", help="Read and write on Spark's executors: "
+                               "one task per unit of the hiveacid source's read plan (a bucket "
+                               "of a partition; with --incremental one partition), each "
+                               "writing its own Parquet data files into the Iceberg table's "
+                               "location; the driver makes the one commit. Executors need "
+                               "acidtool and pyiceberg, and must reach both tables."),
     master: Optional[str] = typer.Option(None, "--master", help="With --spark: the Spark "
                                          "master (default local[*])."),
     fmt: ExportFormat = typer.Option(ExportFormat.text, "--format", help="text or json."),
@@ -119,16 +122,14 @@ def export_command(
     target = resolve(path, metastore=metastore, hive_version=hive_version,
                      write_ids=write_ids, txns=txns, insert_only=insert_only)
     snapshot_note(target.snapshot)
+    plan, work = plan_export(target, opts)
+    bar = None if fmt is ExportFormat.json else ticker("units")
     if spark:
         from ..commands.export_spark import run_export_spark
 
-        plan, work = plan_export(target, opts)
-        result = run_export_spark(plan, work, opts, master or "", dry_run)
+        result = run_export_spark(plan, work, opts, master or "", dry_run, bar)
     else:
-        plan, work = plan_export(target, opts)
-        result = None if dry_run else run_export(plan, work, opts,
-                                                 None if fmt is ExportFormat.json
-                                                 else ticker("units"))
+        result = None if dry_run else run_export(plan, work, opts, bar)
     if fmt is ExportFormat.json:
         doc = plan.describe()
         doc["dry_run"] = dry_run

@@ -138,6 +138,7 @@ class _Work:
     table: object | None
     arrow: pa.Schema  # the Iceberg table's rows, in Arrow
     partition_columns: list[str]
+    gone: list = field(default_factory=list)  # files of partitions Hive no longer has
 
 
 def plan_export(target: Target, opts: ExportOptions) -> tuple[ExportPlan, _Work]:
@@ -301,11 +302,45 @@ def conform(t: pa.Table, schema: pa.Schema, truncate: bool) -> pa.Table:
 
 
 # ------------------------------------------------------------------------------------------------
-# Running it
+# Running it: groups of units (a partition's, or one unit), each written by a FileWriter, on the
+# driver or on an executor; then the one commit, on the driver
+
+
+@dataclass(frozen=True)
+class Job:
+    """What writing a group of units needs, wherever it runs (it pickles): the rows' schema,
+    the Iceberg table's metadata (the table's, or the one being created) and its FileIO."""
+
+    arrow: pa.Schema
+    read_schema: pa.Schema
+    truncate: bool
+    insert_only: bool
+    metadata: object
+    io: object
+    # Hive 2.3's snapshot exported before (an incremental export of a legacy table)
+    before: ValidTxnList | None = None
+
+    @property
+    def key_column(self) -> str:
+        return FILE_KEY if self.insert_only else ROW_ID
+
+
+@dataclass
+class Counts:
+    added: int = 0
+    deleted: int = 0
+
+    def __iadd__(self, other: "Counts") -> "Counts":
+        self.added += other.added
+        self.deleted += other.deleted
+        return self
 
 
 def run_export(plan: ExportPlan, work: _Work, opts: ExportOptions,
-               progress: Callable[[int, int], None] | None = None) -> ExportResult:
+               progress: Callable[[int, int], None] | None = None,
+               runner: Callable | None = None) -> ExportResult:
+    """Write and commit. ``runner(job, groups)``, if given, writes the groups elsewhere (on
+    Spark) and gives back, per group, the files written, the files dropped and the counts."""
     started = time.monotonic()
     result = ExportResult(plan)
     if plan.action == "nothing":
@@ -319,14 +354,37 @@ def run_export(plan: ExportPlan, work: _Work, opts: ExportOptions,
         if len(work.arrow) > 1 + len(work.partition_columns):  # not an empty snapshot
             result.columns_added = commit.evolve(work.arrow)
     try:
-        if plan.action == "create":
-            _write_all(commit, work, opts, result, progress)
+        job = Job(work.arrow, _read_schema(work), opts.truncate_timestamps,
+                  plan.source.insert_only, commit.metadata, commit.io, _before_txns(plan))
+        groups = _groups(plan, work, job)
+        counts = Counts()
+        if runner is not None:
+            failed = None
+            for written, dropped, c, error in runner(job, groups):
+                commit.written.extend(written)  # all of them, so that a failure removes all
+                for f in dropped:
+                    commit.drop(f)
+                counts += c
+                failed = failed or error
+            if failed is not None:
+                raise failed
         else:
-            _write_changes(commit, work, opts, plan, result, progress)
+            done = 0
+            for units, tasks in groups:
+                counts += _run_group(commit, job, units, tasks)
+                done += len(units)
+                if progress:
+                    progress(done, len(work.read_plan.units))
+        if plan.action == "incremental" and not plan.source.partitions:
+            # partitions Hive no longer has (dropped, or emptied): all their rows go
+            for task in work.gone:
+                commit.drop(task.file)
+                counts.deleted += task.file.record_count
         commit.commit(plan.source.properties(mode))
     except BaseException:
         commit.abandon()
         raise
+    result.rows_added, result.rows_deleted = counts.added, counts.deleted
     result.files_added = len(commit.written)
     result.files_removed = len(commit.dropped)
     table = iceberg.load(work.catalog, work.ident)
@@ -336,32 +394,60 @@ def run_export(plan: ExportPlan, work: _Work, opts: ExportOptions,
     return result
 
 
-def _units(work: _Work) -> list:
-    return list(work.read_plan.units)
+def _read_schema(work: _Work) -> pa.Schema:
+    return work.read_plan.schema
 
 
-def _unit_rows(unit, work: _Work, truncate: bool) -> Iterator[pa.Table]:
+def _groups(plan: ExportPlan, work: _Work, job: Job) -> list[tuple[list, list | None]]:
+    """The groups of units to write: for a new table, each partition's units (on Spark each
+    unit alone); for an incremental export, each partition's units with the Iceberg table's
+    files of that partition (``work.gone`` is left with the files of partitions Hive no longer
+    has)."""
+    by_partition = [list(g) for _, g in groupby(work.read_plan.units, key=lambda u: id(u.reader))]
+    if plan.action == "create":
+        return [(units, None) for units in by_partition]
+    table = work.table
+    existing = iceberg.files_by_partition(table)
+    spec, schema = table.spec(), table.schema()
+    if job.before is not None:
+        for u in work.read_plan.units:
+            u.reader.with_event = u.reader.legacy
+    out: list[tuple[list, list | None]] = []
+    for units in by_partition:
+        pkey = iceberg.partition_key(spec, schema, _partition_row(units[0], work))
+        out.append((units, existing.pop(pkey, [])))
+    work.gone = [task for tasks in existing.values() for task in tasks]
+    return out
+
+
+def _run_group(writer: iceberg.FileWriter, job: Job, units: list, tasks: list | None
+               ) -> Counts:
+    if tasks is None:
+        return _write_units(writer, job, units)
+    return _sync_partition(writer, job, units, tasks)
+
+
+def _unit_rows(unit, job: Job) -> Iterator[pa.Table]:
     """One unit's rows as the export writes them (partition columns typed)."""
     from ..hiveacid.read import unit_batches
 
-    read_schema = work.read_plan.schema
+    read_schema = job.read_schema
     if unit.reader.with_event:
         read_schema = read_schema.append(pa.field(EVENT, pa.int64()))
-    insert_only = unit.reader.snapshot.insert_only
     for batch in unit_batches(unit, read_schema):
         t = pa.Table.from_batches([batch])
-        if insert_only:
+        if job.insert_only:
             part = unit.reader.part.partition
             rel = f"{part}/{unit.unit[1]}" if part else unit.unit[1]
             t = t.add_column(0, FILE_KEY, pa.array([rel] * t.num_rows, pa.string()))
-        yield conform(t, work.arrow, truncate)
+        yield conform(t, job.arrow, job.truncate)
 
 
 class _Buffer:
     """Rows of one partition held until they make a data file of a good size."""
 
-    def __init__(self, commit: iceberg.Commit):
-        self.commit = commit
+    def __init__(self, writer: iceberg.FileWriter):
+        self.writer = writer
         self.tables: list[pa.Table] = []
         self.bytes = 0
         self.rows = 0
@@ -377,25 +463,19 @@ class _Buffer:
 
     def flush(self) -> None:
         if self.tables:
-            self.commit.write_behind(pa.concat_tables(self.tables))
+            self.writer.write_behind(pa.concat_tables(self.tables))
         self.tables, self.bytes = [], 0
 
 
-def _write_all(commit, work: _Work, opts: ExportOptions, result: ExportResult,
-               progress) -> None:
-    units = _units(work)
-    buffer = _Buffer(commit)
-    current = None
-    for done, unit in enumerate(units, 1):
-        if unit.reader.part.partition != current:
-            buffer.flush()
-            current = unit.reader.part.partition
-        for t in _unit_rows(unit, work, opts.truncate_timestamps):
+def _write_units(writer: iceberg.FileWriter, job: Job, units: list) -> Counts:
+    """Every row of ``units`` (of one partition) into new data files."""
+    buffer = _Buffer(writer)
+    for unit in units:
+        for t in _unit_rows(unit, job):
             buffer.add(t)
-        if progress:
-            progress(done, len(units))
     buffer.flush()
-    result.rows_added = buffer.rows
+    writer.settle()
+    return Counts(added=buffer.rows)
 
 
 def _keys(t: pa.Table, insert_only: bool) -> pa.Table:
@@ -416,77 +496,58 @@ def _minus(rows: pa.Table, keys: pa.Table, other: pa.Table) -> pa.Table:
     return rows.take(pc.take(at, pc.sort_indices(at)))  # (a join keeps no order)
 
 
-def _write_changes(commit, work: _Work, opts: ExportOptions, plan: ExportPlan,
-                   result: ExportResult, progress) -> None:
-    table = work.table
-    insert_only = plan.source.insert_only
-    key_column = FILE_KEY if insert_only else ROW_ID
-    existing = iceberg.files_by_partition(table)
-    before = _before_txns(plan)
-    units = _units(work)
-    if before is not None:
-        for u in units:
-            u.reader.with_event = u.reader.legacy
-    spec, schema = table.spec(), table.schema()
-    buffer = _Buffer(commit)
-    done = 0
-    seen_partitions = set()
-    for _, group in groupby(units, key=lambda u: id(u.reader)):
-        group = list(group)
-        pkey = iceberg.partition_key(spec, schema, _partition_row(group[0], work))
-        seen_partitions.add(pkey)
-        files = iceberg.read_columns(table, existing.pop(pkey, []), [key_column])
-        held = pa.concat_tables([_keys(f.keys, insert_only) for f in files]) if files else \
-            _keys(pa.table({key_column: pa.array([], work.arrow.field(key_column).type)}),
-                  insert_only)
-        kept_keys = []
-        for unit in group:
-            for t in _unit_rows(unit, work, opts.truncate_timestamps):
-                keys = _keys(t, insert_only)
-                changed = None
-                if EVENT in t.column_names:
-                    changed = pc.invert(_valid(before, t.column(EVENT)))
-                    t = t.drop_columns([EVENT])
-                same = t if changed is None else t.filter(pc.invert(changed))
-                kept_keys.append(keys if changed is None else keys.filter(pc.invert(changed)))
-                new = _minus(same, _keys(same, insert_only), held)
-                if changed is not None:
-                    new = pa.concat_tables([new, t.filter(changed)])
-                buffer.add(new)
-            done += 1
-            if progress:
-                progress(done, len(units))
-        buffer.flush()
-        kept = pa.concat_tables(kept_keys) if kept_keys else held.slice(0, 0)
-        for f in files:
-            _drop_rows(commit, table, f, kept, insert_only, result)
-    if not plan.source.partitions:  # partitions Hive no longer has (dropped, or emptied)
-        for pkey, tasks in existing.items():
-            for task in tasks:
-                commit.drop(task.file)
-                result.rows_deleted += task.file.record_count
-    result.rows_added = buffer.rows
+def _sync_partition(writer: iceberg.FileWriter, job: Job, units: list, tasks: list) -> Counts:
+    """One partition brought up to date: rows whose key the Iceberg table's ``tasks`` (its
+    files of this partition) lack are appended; files holding keys Hive no longer returns are
+    rewritten without them (or dropped)."""
+    insert_only, key_column = job.insert_only, job.key_column
+    files = iceberg.read_columns(job.metadata, job.io, tasks, [key_column])
+    held = pa.concat_tables([_keys(f.keys, insert_only) for f in files]) if files else \
+        _keys(pa.table({key_column: pa.array([], job.arrow.field(key_column).type)}),
+              insert_only)
+    buffer = _Buffer(writer)
+    kept_keys = []
+    for unit in units:
+        for t in _unit_rows(unit, job):
+            keys = _keys(t, insert_only)
+            changed = None
+            if EVENT in t.column_names:  # a legacy UPDATE keeps the ROW__ID: the row changed
+                changed = pc.invert(_valid(job.before, t.column(EVENT)))
+                t = t.drop_columns([EVENT])
+            same = t if changed is None else t.filter(pc.invert(changed))
+            kept_keys.append(keys if changed is None else keys.filter(pc.invert(changed)))
+            new = _minus(same, _keys(same, insert_only), held)
+            if changed is not None:
+                new = pa.concat_tables([new, t.filter(changed)])
+            buffer.add(new)
+    buffer.flush()
+    kept = pa.concat_tables(kept_keys) if kept_keys else held.slice(0, 0)
+    counts = Counts(added=buffer.rows)
+    for f in files:
+        counts.deleted += _drop_rows(writer, job, f, kept)
+    writer.settle()
+    return counts
 
 
-def _drop_rows(commit, table, f: iceberg.FileKeys, kept: pa.Table, insert_only: bool,
-               result: ExportResult) -> None:
-    """Rewrite one Iceberg data file without its rows whose key Hive no longer returns."""
-    keys = _keys(f.keys, insert_only)
+def _drop_rows(writer: iceberg.FileWriter, job: Job, f: iceberg.FileKeys, kept: pa.Table
+               ) -> int:
+    """Rewrite one Iceberg data file without its rows whose key Hive no longer returns; how
+    many rows went."""
+    keys = _keys(f.keys, job.insert_only)
     gone = _minus(keys, keys, kept)
     if gone.num_rows == 0:
-        return
-    result.rows_deleted += gone.num_rows
-    commit.drop(f.task.file)
-    if gone.num_rows == keys.num_rows:
-        return
-    rows = iceberg.read_file(table, f.task)
-    commit.write(_minus(rows, _keys(rows, insert_only), gone))
+        return 0
+    writer.drop(f.task.file)
+    if gone.num_rows < keys.num_rows:
+        rows = iceberg.read_file(job.metadata, job.io, f.task)
+        writer.write(_minus(rows, _keys(rows, job.insert_only), gone))
+    return gone.num_rows
 
 
 def _before_txns(plan: ExportPlan) -> ValidTxnList | None:
     """Hive 2.3's snapshot exported before, which tells a legacy table's rows updated since."""
     prev = plan.previous or {}
-    if plan.source.has_write_ids or P_TXNS not in prev:
+    if plan.action != "incremental" or plan.source.has_write_ids or P_TXNS not in prev:
         return None
     return ValidTxnList.parse_any(prev[P_TXNS])
 

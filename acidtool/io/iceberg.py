@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import os
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
 import pyarrow as pa
@@ -206,61 +206,20 @@ def identity_spec(schema, columns: Iterable[str]):
 # One export's commit
 
 
-@dataclass
-class Commit:
-    """One Iceberg commit being made: files written (removed again if it never commits),
-    files to drop, and the snapshot properties it records."""
+class FileWriter:
+    """Data files of one commit, written from Arrow: on the driver, or on a Spark executor
+    (everything it holds pickles; each writer names its files by a uuid of its own)."""
 
-    catalog: Any
-    ident: tuple[str, ...]
-    txn: Any  # pyiceberg Transaction (a create-table transaction for a new table)
-    new_table: bool
-    written: list = field(default_factory=list)  # DataFile
-    dropped: list = field(default_factory=list)  # DataFile
-    committed: bool = False
-    _writer: Any = None  # the thread that writes behind (write_behind)
-    _pending: Any = None
-    _uuid: uuid.UUID = field(default_factory=uuid.uuid4)
-    _counter: Iterator[int] = field(default_factory=lambda: itertools.count(0))
-
-    @classmethod
-    def create(cls, catalog, ident: tuple[str, ...], arrow: pa.Schema,
-               partition_columns: list[str], properties: dict[str, str]) -> "Commit":
-        from pyiceberg.exceptions import NamespaceAlreadyExistsError
-
-        try:
-            catalog.create_namespace_if_not_exists(ident[:-1])
-        except NamespaceAlreadyExistsError:  # made by a concurrent export meanwhile
-            pass
-        fault_point()
-        schema = iceberg_schema(arrow)
-        txn = catalog.create_table_transaction(ident, schema=schema,
-                                               partition_spec=identity_spec(
-                                                   schema, partition_columns),
-                                               properties=properties)
-        return cls(catalog, ident, txn, True)
-
-    @classmethod
-    def on(cls, catalog, table) -> "Commit":
-        return cls(catalog, table.name(), table.transaction(), False)
-
-    @property
-    def metadata(self):
-        return self.txn.table_metadata
-
-    @property
-    def io(self):
-        return self.txn._table.io
-
-    def evolve(self, arrow: pa.Schema) -> list[str]:
-        """Columns the Hive table gained since the last export, added to the Iceberg schema in
-        this commit; their names."""
-        have = set(self.metadata.schema().column_names)
-        new = [f.name for f in arrow if f.name not in have]
-        if new:
-            with self.txn.update_schema() as update:
-                update.union_by_name(iceberg_schema(arrow))
-        return new
+    def __init__(self, metadata, io) -> None:
+        _keep_nested_nulls()  # (on an executor too)
+        self.metadata = metadata
+        self.io = io
+        self.written: list = []  # DataFile
+        self.dropped: list = []  # DataFile
+        self._uuid = uuid.uuid4()
+        self._counter = itertools.count(0)
+        self._writer: Any = None  # the thread that writes behind (write_behind)
+        self._pending: Any = None
 
     def write(self, table: pa.Table) -> list:
         """``table``'s rows as Parquet data files of this commit (one partition's rows, or
@@ -294,6 +253,68 @@ class Commit:
 
     def drop(self, data_file) -> None:
         self.dropped.append(data_file)
+
+    def remove_written(self) -> None:
+        """Remove the data files this writer wrote (a write under way is let end first, so
+        that its files go too): best effort, an orphan file harms nothing."""
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            pending.cancel()
+            try:
+                pending.result()
+            except BaseException:  # noqa: BLE001 - its files (if any) are removed below
+                pass
+        for f in self.written:
+            try:
+                self.io.delete(f.file_path)
+            except Exception:  # noqa: BLE001
+                pass
+        self.written.clear()
+
+
+class Commit(FileWriter):
+    """One Iceberg commit being made: the files written (removed again if it never commits),
+    the files it drops, and the snapshot properties it records."""
+
+    def __init__(self, catalog, ident: tuple[str, ...], txn, new_table: bool) -> None:
+        super().__init__(txn.table_metadata, txn._table.io)
+        self.catalog = catalog
+        self.ident = ident
+        self.txn = txn  # a pyiceberg Transaction (a create-table transaction: a new table)
+        self.new_table = new_table
+        self.committed = False
+
+    @classmethod
+    def create(cls, catalog, ident: tuple[str, ...], arrow: pa.Schema,
+               partition_columns: list[str], properties: dict[str, str]) -> "Commit":
+        from pyiceberg.exceptions import NamespaceAlreadyExistsError
+
+        try:
+            catalog.create_namespace_if_not_exists(ident[:-1])
+        except NamespaceAlreadyExistsError:  # made by a concurrent export meanwhile
+            pass
+        fault_point()
+        schema = iceberg_schema(arrow)
+        txn = catalog.create_table_transaction(ident, schema=schema,
+                                               partition_spec=identity_spec(
+                                                   schema, partition_columns),
+                                               properties=properties)
+        return cls(catalog, ident, txn, True)
+
+    @classmethod
+    def on(cls, catalog, table) -> "Commit":
+        return cls(catalog, table.name(), table.transaction(), False)
+
+    def evolve(self, arrow: pa.Schema) -> list[str]:
+        """Columns the Hive table gained since the last export, added to the Iceberg schema in
+        this commit; their names."""
+        have = set(self.metadata.schema().column_names)
+        new = [f.name for f in arrow if f.name not in have]
+        if new:
+            with self.txn.update_schema() as update:
+                update.union_by_name(iceberg_schema(arrow))
+            self.metadata = self.txn.table_metadata
+        return new
 
     def commit(self, properties: dict[str, str]) -> None:
         """The one commit: the files written added, the dropped ones removed, ``properties``
@@ -344,21 +365,8 @@ class Commit:
     def abandon(self) -> None:
         """Remove the data files written, when no snapshot holds them (the commit did not
         happen): best effort. Never after the commit, whatever failed after it."""
-        if self.committed:
-            return
-        pending, self._pending = self._pending, None
-        if pending is not None:
-            pending.cancel()
-            try:  # a write under way: let it end, so that its files are known and go too
-                pending.result()
-            except BaseException:  # noqa: BLE001 - its files (if any) are removed below
-                pass
-        for f in self.written:
-            try:
-                self.io.delete(f.file_path)
-            except Exception:  # noqa: BLE001 - an orphan file harms nothing; go on
-                pass
-        self.written.clear()
+        if not self.committed:
+            self.remove_written()
 
 
 def load(catalog, ident: tuple[str, ...]):
@@ -414,19 +422,19 @@ def files_by_partition(table) -> dict[str, list]:
     return out
 
 
-def read_columns(table, tasks: list, columns: list[str]) -> list[FileKeys]:
+def read_columns(metadata, io, tasks: list, columns: list[str]) -> list[FileKeys]:
     """Just ``columns`` of each file (with its delete files applied)."""
     from pyiceberg.expressions import AlwaysTrue
     from pyiceberg.io.pyarrow import ArrowScan
 
-    schema = table.schema().select(*columns)
-    scan = ArrowScan(table.metadata, table.io, schema, AlwaysTrue())
+    schema = metadata.schema().select(*columns)
+    scan = ArrowScan(metadata, io, schema, AlwaysTrue())
     return [FileKeys(task, scan.to_table([task])) for task in tasks]
 
 
-def read_file(table, task) -> pa.Table:
+def read_file(metadata, io, task) -> pa.Table:
     """Every column of one file (its delete files applied)."""
     from pyiceberg.expressions import AlwaysTrue
     from pyiceberg.io.pyarrow import ArrowScan
 
-    return ArrowScan(table.metadata, table.io, table.schema(), AlwaysTrue()).to_table([task])
+    return ArrowScan(metadata, io, metadata.schema(), AlwaysTrue()).to_table([task])
