@@ -59,6 +59,16 @@ def _landing(cwd: Path) -> None:
             write_plain_file(f, "struct<id:int,item:string,amount:double>", rows)
 
 
+def _next_load(cwd: Path) -> None:
+    """A later load for export.md's incremental example: rows no other file holds."""
+    from acidtool.io.acidwrite import write_plain_file
+
+    (cwd / "next-load").mkdir()
+    with open(cwd / "next-load" / "orders__0100_datax.orc", "wb") as f:
+        write_plain_file(f, "struct<id:int,item:string,amount:double>",
+                         [(20, "pepper", 1.25), (21, "bread", 2.5), (22, "eggs", 3.0)])
+
+
 def _insert_only(cwd: Path) -> None:
     """An insert-only table as Hive 3/4 leave one: plain ORC and Parquet files in deltas, an
     INSERT OVERWRITE base, and a delta of a write id that the examples' snapshot has open."""
@@ -80,15 +90,16 @@ def _insert_only(cwd: Path) -> None:
         write.write_table(rows, str(root / rel))
 
 
-def _datax(cwd: Path) -> None:
+def _datax(cwd: Path, name: str = "datax-table") -> None:
     """A table a DataX load broke: a raw ORC file in the root and one inside a delta, a delta
-    without its marker, and an old staging directory of a failed query."""
+    without its marker, and an old staging directory of a failed query. (export.md repairs a
+    copy of its own, ``orders-to-migrate``.)"""
     import time
 
     from acidtool.core.bucket import encode_v1
     from acidtool.io.acidwrite import Event, write_acid_file, write_plain_file
 
-    root = cwd / "datax-table"
+    root = cwd / name
     row = "struct<id:int,item:string,amount:double>"
     for w, items in ((1, [(1, "tea", 3.5), (2, "rice", 2.0)]), (2, [(3, "salt", 0.5)])):
         d = root / f"delta_{w:07d}_{w:07d}_0000"
@@ -202,6 +213,7 @@ _TIMING = re.compile(r"\b\d+\.\d+ s\b")
 _RUN = re.compile(r"\d{8}T\d{6}Z-[0-9a-f]{6}")  # a repair run's name (a time and a nonce)
 _AGE = re.compile(r"unchanged for \d+[smhd]")
 _SCRATCH = re.compile(r"/tmp/[^/\s]+/")
+_SNAPSHOT = re.compile(r"(Iceberg snapshot |\"snapshot_id\": )\d+|(\"seconds\": )[\d.]+")
 
 
 def _stable(text: str) -> str:
@@ -210,6 +222,7 @@ def _stable(text: str) -> str:
     text = _TIMING.sub("<t> s", text)
     text = _RUN.sub("<run>", text)
     text = _AGE.sub("unchanged for <age>", text)
+    text = _SNAPSHOT.sub(lambda m: (m.group(1) or m.group(2)) + "<n>", text)
     return _SCRATCH.sub("<tmp>/", text)
 
 
@@ -227,6 +240,8 @@ def main() -> int:
         _landing(cwd)
         _insert_only(cwd)
         _datax(cwd)
+        _datax(cwd, "orders-to-migrate")
+        _next_load(cwd)
         _hive2_warehouse(cwd)
         _many_deltas(cwd)
         for example in sorted((DOCS / "examples").glob("*.py")):

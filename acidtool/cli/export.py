@@ -122,7 +122,7 @@ def export_command(
     target = resolve(path, metastore=metastore, hive_version=hive_version,
                      write_ids=write_ids, txns=txns, insert_only=insert_only)
     snapshot_note(target.snapshot)
-    plan, work = plan_export(target, opts)
+    plan, work = plan_export(target, opts, path)
     bar = None if fmt is ExportFormat.json else ticker("units")
     if spark:
         from ..commands.export_spark import run_export_spark
@@ -148,7 +148,7 @@ def _text(plan, result, dry_run: bool) -> str:
 
     src = plan.source
     kind = "write ids" if src.has_write_ids else "transactions"
-    lines = [f"export {display(src.url)} (Hive {src.hive_version}, {kind} {src.snapshot}) "
+    lines = [f"export {display(src.shown)} (Hive {src.hive_version}, {kind} {src.snapshot}) "
              f"into {display(plan.table)}, {display(plan.catalog.describe())}"]
     if plan.action == "nothing":
         lines.append(display(plan.why))
@@ -162,16 +162,19 @@ def _text(plan, result, dry_run: bool) -> str:
     if plan.action == "create":
         lines.append(f"created {display(plan.table)}: {result.rows_added:,} rows from "
                      f"{plan.partitions:,} partition{'' if plan.partitions == 1 else 's'} in "
-                     f"{result.files_added:,} data file{'' if result.files_added == 1 else 's'}"
-                     ", Iceberg snapshot "
+                     f"{_files(result.files_added)}, Iceberg snapshot "
                      f"{result.snapshot_id}")
     else:
         lines.append(f"updated {display(plan.table)}: {result.rows_added:,} rows appended, "
-                     f"{result.rows_deleted:,} deleted ({result.files_added:,} data files "
-                     f"written, {result.files_removed:,} replaced), Iceberg snapshot "
+                     f"{result.rows_deleted:,} deleted ({_files(result.files_added)} written, "
+                     f"{result.files_removed:,} replaced), Iceberg snapshot "
                      f"{result.snapshot_id}")
         if result.columns_added:
             lines.append(f"columns added: {', '.join(map(display, result.columns_added))}")
     lines.append(f"each row's Hive identity is in {key}: later exports with --incremental "
                  "match rows by it")
     return "\n".join(lines)
+
+
+def _files(n: int) -> str:
+    return f"{n:,} data file{'' if n == 1 else 's'}"

@@ -79,6 +79,11 @@ class Source:
     partitions: tuple[str, ...]
     insert_only: bool
     hive_table: str | None = None
+    given: str = ""  # the path (or table name) as the command line gave it
+
+    @property
+    def shown(self) -> str:
+        return self.given or self.url
 
     def properties(self, mode: str) -> dict[str, str]:
         out = {P_SOURCE: self.url, P_VERSION: self.hive_version,
@@ -141,7 +146,8 @@ class _Work:
     gone: list = field(default_factory=list)  # files of partitions Hive no longer has
 
 
-def plan_export(target: Target, opts: ExportOptions) -> tuple[ExportPlan, _Work]:
+def plan_export(target: Target, opts: ExportOptions, given: str = ""
+                ) -> tuple[ExportPlan, _Work]:
     """List the Hive table, name the snapshot, look at the Iceberg table: the plan."""
     from ..hiveacid.options import ReadOptions
     from ..hiveacid.read import plan_read
@@ -159,7 +165,7 @@ def plan_export(target: Target, opts: ExportOptions) -> tuple[ExportPlan, _Work]
     source = Source(_source_url(target.url), str(version),
                     _concrete(snap, read), version.has_write_ids,
                     tuple(sorted(p.strip("/") for p in opts.partitions)), snap.insert_only,
-                    target.table.full_name if target.table else None)
+                    target.table.full_name if target.table else None, given)
     columns = _partition_columns(read)
     arrow = rows_schema(read.schema, snap.insert_only)
     catalog = iceberg.open_catalog(spec)

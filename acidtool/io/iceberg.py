@@ -55,12 +55,14 @@ class CatalogSpec:
     """What --catalog named, said for people: a configured name, a URI, or a directory."""
 
     kind: str  # "configured", "sql", "rest", "hive", "directory"
-    text: str
+    text: str  # for a directory, its absolute path
     properties: tuple[tuple[str, str], ...] = ()
+    given: str = ""  # as --catalog gave it
 
     def describe(self) -> str:
         if self.kind == "directory":
-            return f"local catalog in {self.text} (SQLite {os.path.join(self.text, LOCAL_DB)})"
+            shown = (self.given or self.text).rstrip("/")
+            return f"local catalog in {shown} (SQLite {shown}/{LOCAL_DB})"
         if self.kind == "configured":
             return f"catalog {self.text!r} (pyiceberg configuration)"
         return f"{self.kind} catalog {self.text}"
@@ -112,7 +114,7 @@ def _directory(path: str, warehouse: str | None) -> CatalogSpec:
         raise UsageError(f"--catalog {path}: not a directory")
     db = os.path.join(root, LOCAL_DB)
     return CatalogSpec("directory", root, (("type", "sql"), ("uri", f"sqlite:///{db}"),
-                                           ("warehouse", _file_url(warehouse or root))))
+                                           ("warehouse", _file_url(warehouse or root))), path)
 
 
 def _file_url(path: str) -> str:
