@@ -30,6 +30,7 @@ install-all: $(BIN)/python
 	@sh scripts/ensure-java.sh
 	@sh scripts/ensure-chromium.sh
 	@$(BIN)/python -m tests.helpers.hivejvm fetch
+	@$(BIN)/python -m tests.helpers.icebergspark fetch
 
 demo: install
 	rm -rf demo-table
