@@ -27,7 +27,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from itertools import groupby
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -35,10 +35,14 @@ import pyarrow.compute as pc
 from .. import __version__
 from ..core.errors import UsageError
 from ..core.javanum import LONG_MAX
+from ..core.names import Delta
 from ..core.snapshot import ValidTxnList
 from ..io import iceberg
 from .read import partition_values
 from .target import Target
+
+if TYPE_CHECKING:
+    from ..hiveacid.read import ReadPlan
 
 ROW_ID = "_hive_row_id"
 FILE_KEY = "_hive_file"
@@ -134,20 +138,20 @@ class ExportResult:
 
 
 @dataclass
-class _Work:
+class ExportWork:
     """What ``plan_export`` read and ``run_export`` goes on with (not part of the plan)."""
 
-    read_plan: object
-    catalog: object
+    read_plan: ReadPlan
+    catalog: Any  # a pyiceberg Catalog
     ident: tuple[str, ...]
-    table: object | None
+    table: Any  # the pyiceberg Table, None when it is to be made
     arrow: pa.Schema  # the Iceberg table's rows, in Arrow
     partition_columns: list[str]
     gone: list = field(default_factory=list)  # files of partitions Hive no longer has
 
 
 def plan_export(target: Target, opts: ExportOptions, given: str = ""
-                ) -> tuple[ExportPlan, _Work]:
+                ) -> tuple[ExportPlan, ExportWork]:
     """List the Hive table, name the snapshot, look at the Iceberg table: the plan."""
     from ..hiveacid.options import ReadOptions
     from ..hiveacid.read import plan_read
@@ -170,7 +174,7 @@ def plan_export(target: Target, opts: ExportOptions, given: str = ""
     arrow = rows_schema(read.schema, snap.insert_only)
     catalog = iceberg.open_catalog(spec)
     table = iceberg.load(catalog, ident)
-    work = _Work(read, catalog, ident, table, arrow, columns)
+    work = ExportWork(read, catalog, ident, table, arrow, columns)
     name = ".".join(ident)
     plan = ExportPlan(source, spec, name, "create", f"{name} does not exist: it is created "
                       "with the rows of this snapshot, in one commit", None, len(
@@ -227,7 +231,7 @@ def _concrete(snap, read) -> str:
         for e in part.state.entries:
             p = e.parsed
             if p is not None:
-                top = max(top, getattr(p, "max_write_id", None) or getattr(p, "write_id", 0))
+                top = max(top, p.max_write_id if isinstance(p, Delta) else p.write_id)
     if version.has_write_ids:
         return f"{ids.table or 'null'}:{top}:{LONG_MAX}::"
     return f"{top}:{LONG_MAX}:"
@@ -342,7 +346,7 @@ class Counts:
         return self
 
 
-def run_export(plan: ExportPlan, work: _Work, opts: ExportOptions,
+def run_export(plan: ExportPlan, work: ExportWork, opts: ExportOptions,
                progress: Callable[[int, int], None] | None = None,
                runner: Callable | None = None) -> ExportResult:
     """Write and commit. ``runner(job, groups)``, if given, writes the groups elsewhere (on
@@ -377,7 +381,7 @@ def run_export(plan: ExportPlan, work: _Work, opts: ExportOptions,
         else:
             done = 0
             for units, tasks in groups:
-                counts += _run_group(commit, job, units, tasks)
+                counts += run_group(commit, job, units, tasks)
                 done += len(units)
                 if progress:
                     progress(done, len(work.read_plan.units))
@@ -400,11 +404,11 @@ def run_export(plan: ExportPlan, work: _Work, opts: ExportOptions,
     return result
 
 
-def _read_schema(work: _Work) -> pa.Schema:
+def _read_schema(work: ExportWork) -> pa.Schema:
     return work.read_plan.schema
 
 
-def _groups(plan: ExportPlan, work: _Work, job: Job) -> list[tuple[list, list | None]]:
+def _groups(plan: ExportPlan, work: ExportWork, job: Job) -> list[tuple[list, list | None]]:
     """The groups of units to write: for a new table, each partition's units (on Spark each
     unit alone); for an incremental export, each partition's units with the Iceberg table's
     files of that partition (``work.gone`` is left with the files of partitions Hive no longer
@@ -426,7 +430,7 @@ def _groups(plan: ExportPlan, work: _Work, job: Job) -> list[tuple[list, list | 
     return out
 
 
-def _run_group(writer: iceberg.FileWriter, job: Job, units: list, tasks: list | None
+def run_group(writer: iceberg.FileWriter, job: Job, units: list, tasks: list | None
                ) -> Counts:
     if tasks is None:
         return _write_units(writer, job, units)
@@ -567,7 +571,7 @@ def _valid(ids: ValidTxnList | None, events: pa.ChunkedArray) -> pa.Array:
     return pc.fill_null(ok, False)
 
 
-def _partition_row(unit, work: _Work) -> pa.Table:
+def _partition_row(unit, work: ExportWork) -> pa.Table:
     """One row holding a unit's typed partition values (its partition's Iceberg key)."""
     values = dict(unit.values)
     cols = {c: pa.array([values.get(c)], work.arrow.field(c).type)

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import functools
 
-from .export import Counts, ExportOptions, ExportPlan, ExportResult, Job, _run_group, _Work
+from .export import Counts, ExportOptions, ExportPlan, ExportResult, ExportWork, Job, run_group
 
 
-def run_export_spark(plan: ExportPlan, work: _Work, opts: ExportOptions, master: str,
+def run_export_spark(plan: ExportPlan, work: ExportWork, opts: ExportOptions, master: str,
                      dry_run: bool, progress=None) -> ExportResult | None:
     from .export import run_export
     from .spark_jobs import spark_map
@@ -55,11 +55,11 @@ def export_share(job: Job, share: list) -> list[tuple[list, list, Counts, BaseEx
     from ..core.errors import AcidToolError
     from ..io.iceberg import FileWriter
 
-    out = []
+    out: list[tuple[list, list, Counts, BaseException | None]] = []
     for units, tasks in share:
         writer = FileWriter(job.metadata, job.io)
         try:
-            counts = _run_group(writer, job, units, tasks)
+            counts = run_group(writer, job, units, tasks)
         except AcidToolError as exc:
             writer.remove_written()
             out.append(([], [], Counts(), exc))

@@ -10,9 +10,10 @@ compaction is decided where validate checked it. Nothing is written.
 from __future__ import annotations
 
 import functools
+import typing
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Sequence
+from typing import Any, Sequence
 
 from ..core.compaction import Decision, Settings, decide, table_name_of
 from ..core.listing import Listing
@@ -88,7 +89,9 @@ def build_report(paths: Sequence[str], opts: ValidateOptions, settings: Settings
     tlocs = [resolve(url) for url in found.table_roots]
     by_table: list[list[tuple[PartitionState, Decision | None]]] = [[] for _ in tlocs]
     for index, kept in found.kept:
-        name, paths_, markers, state, links, failure, decision = kept  # type: ignore[misc]
+        # what _kept gave validate to keep for each partition (validate holds it as object)
+        parts_kept = typing.cast(tuple[Any, Any, Any, Any, Any, Any, Any], kept)
+        name, paths_, markers, state, links, failure, decision = parts_kept
         ploc = tlocs[index].child(name) if name else tlocs[index]
         listing = Listing(paths_, MappingProxyType(markers), root=ploc.url)
         by_table[index].append((PartitionState(name, ploc, listing, state, links, failure),
