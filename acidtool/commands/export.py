@@ -160,9 +160,16 @@ def plan_export(target: Target, opts: ExportOptions, given: str = ""
     ident = iceberg.identifier(opts.table)
     snap = target.snapshot
     version = snap.hive_version
+    # the snapshot already resolved (the metastore is not asked for a second, newer one); the
+    # metastore still names the table's partition column types and its column names
+    path = target.url
+    if target.metastore is not None and target.table is not None:
+        path = target.table.full_name + (f"/{target.partition.name}" if target.partition
+                                         else "")
     read = plan_read(ReadOptions(
-        target.url, str(snap.write_ids) if version.has_write_ids else None,
-        str(snap.txns), str(version), table=target.table.full_name if target.table else None,
+        path, str(snap.write_ids) if version.has_write_ids else None,
+        str(snap.txns), str(version), metastore=target.metastore,
+        table=target.table.full_name if target.table else None,
         insert_only=snap.insert_only, with_row_id=not snap.insert_only,
         partitions=tuple(p.strip("/") for p in opts.partitions)))
     readers = {id(u.reader): u.reader for u in read.units}
