@@ -12,13 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from acidtool.core.bucket import encode_v1
-
 from .helpers.hive23 import Hive23
 from .helpers.hivejvm import Judge
 from .helpers.runner import run
 from .test_export import catalog, export, iceberg_rows, read_rows
-from .test_hive_rows import landing
+from .test_hive_rows import first_writes, landing, more_writes
 
 pytestmark = pytest.mark.spark
 pytest.importorskip("pyiceberg", reason="pyiceberg is not installed (pip install -e '.[iceberg]')")
@@ -42,44 +40,16 @@ def judge(request):
                                                           "4": "hive40"}[request.param])))
 
 
-def _first_writes(hive, t: str) -> None:
-    """Write ids 1 and 2: two buckets, and two statements of one write id."""
-    for bucket, n in ((0, 4), (1, 2)):
-        u = hive.updater(t, 1, bucket=bucket)
-        for i in range(n):
-            u.insert(1, hive.row(100 * bucket + i, f"b{bucket}-{i}"))
-        u.close(False)
-    for stmt in (0, 1):
-        u = hive.updater(t, 2, statement=stmt)
-        u.insert(2, hive.row(200 + stmt, f"w2-s{stmt}"))
-        u.close(False)
-
-
-def _more_writes(hive, t: str) -> None:
-    """Write id 3 deletes and updates rows of both buckets; 4 and 5 insert."""
-    u = hive.updater(t, 3, bucket=0)
-    u.delete(3, hive.row(1, "b0-1", (1, encode_v1(0), 1)))
-    u.update(3, hive.row(2, "b0-2 updated", (1, encode_v1(0), 2)))
-    u.close(False)
-    u = hive.updater(t, 3, bucket=1)
-    u.delete(3, hive.row(100, "b1-0", (1, encode_v1(1), 0)))
-    u.close(False)
-    for w in (4, 5):
-        u = hive.updater(t, w)
-        u.insert(w, hive.row(w * 100, f"w{w}"))
-        u.close(False)
-
-
 def test_hive_writes_export_and_export_again(judge, tmp_path):
     version, hive = judge
     table, lake = tmp_path / "t", tmp_path / "lake"
-    _first_writes(hive, str(table))
+    first_writes(hive, str(table))
     first = "t:2:9223372036854775807::"
     result = export(table, lake, "--hive-version", version, "--write-ids", first)
     assert result.code == 0, result.err
     expected = hive.read(str(table), first, buckets=2)
     assert len(expected) == 8 and judged(lake) == expected
-    _more_writes(hive, str(table))
+    more_writes(hive, str(table))
     # write id 4 still open: its row waits; then everything
     for snap in ("t:5:4:4:", "t:5:9223372036854775807::"):
         result = export(table, lake, "--hive-version", version, "--write-ids", snap,

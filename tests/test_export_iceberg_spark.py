@@ -39,8 +39,7 @@ def exported(tmp_path_factory, hive40, spark):
     insert-only), Hive 4.0's and Hive 2.3's own writers' (updates and deletes, exported
     before and after them), and convert's partitioned and bucketed."""
     from .helpers.hive23 import Hive23
-    from .test_export_hive import _first_writes, _more_writes
-    from .test_hive_rows import landing
+    from .test_hive_rows import first_writes, landing, more_writes
 
     root = tmp_path_factory.mktemp("exports")
     lake = root / "lake"
@@ -65,9 +64,9 @@ def exported(tmp_path_factory, hive40, spark):
     assert export(mm, lake, "--insert-only", name=NAMES[2]).code == 0
     # Hive 4.0's own writer, exported, written again, exported with --incremental
     h4 = root / "hive40"
-    _first_writes(hive40, str(h4))
+    first_writes(hive40, str(h4))
     assert export(h4, lake, "--write-ids", "t:2:9223372036854775807::", name=NAMES[3]).code == 0
-    _more_writes(hive40, str(h4))
+    more_writes(hive40, str(h4))
     assert export(h4, lake, "--incremental", name=NAMES[3]).code == 0
     # Hive 2.3's own writer, legacy layout: an UPDATE in place
     h2, hive = root / "hive23", Hive23(spark)

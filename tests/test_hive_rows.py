@@ -35,19 +35,25 @@ def judge(request):
 def write_table(hive, table: Path) -> None:
     """Inserts in two buckets, one write id in two statements, an update and deletes in both
     buckets, a write id the snapshots treat as aborted or open, and one after it."""
-    t = str(table)
-    u = hive.updater(t, 1, bucket=0)
-    for i in range(4):
-        u.insert(1, hive.row(i, f"b0-{i}"))
-    u.close(False)
-    u = hive.updater(t, 1, bucket=1)
-    for i in range(2):
-        u.insert(1, hive.row(100 + i, f"b1-{i}"))
-    u.close(False)
+    first_writes(hive, str(table))
+    more_writes(hive, str(table))
+
+
+def first_writes(hive, t: str) -> None:
+    """Write ids 1 and 2: two buckets, and two statements of one write id."""
+    for bucket, n in ((0, 4), (1, 2)):
+        u = hive.updater(t, 1, bucket=bucket)
+        for i in range(n):
+            u.insert(1, hive.row(100 * bucket + i, f"b{bucket}-{i}"))
+        u.close(False)
     for stmt in (0, 1):
         u = hive.updater(t, 2, statement=stmt)
         u.insert(2, hive.row(200 + stmt, f"w2-s{stmt}"))
         u.close(False)
+
+
+def more_writes(hive, t: str) -> None:
+    """Write id 3 deletes and updates rows of both buckets; 4 and 5 insert."""
     u = hive.updater(t, 3, bucket=0)
     u.delete(3, hive.row(1, "b0-1", (1, encode_v1(0), 1)))
     u.update(3, hive.row(2, "b0-2 updated", (1, encode_v1(0), 2)))
