@@ -34,7 +34,7 @@ MAX = 9223372036854775807
 def catalog(lake: Path):
     from pyiceberg.catalog.sql import SqlCatalog
 
-    return SqlCatalog("acidtool", uri=f"sqlite:///{lake}/catalog.db", warehouse=f"file://{lake}")
+    return SqlCatalog("default", uri=f"sqlite:///{lake}/catalog.db", warehouse=f"file://{lake}")
 
 
 def iceberg_rows(lake: Path, name: str = "s.t") -> list[tuple]:

@@ -24,7 +24,7 @@ from .journal import fault_point
 LOCAL_DB = "catalog.db"
 # The name the tables of a local (directory) catalog are filed under in its database: what
 # pyiceberg's own SqlCatalog must be given to see them (docs/export.md says so).
-LOCAL_NAME = "acidtool"
+LOCAL_NAME = "default"
 
 
 class IcebergError(AcidToolError):

@@ -12,8 +12,8 @@ from pyiceberg.catalog.sql import SqlCatalog
 import acidtool
 
 lake, name = os.path.abspath(sys.argv[1]), sys.argv[2]
-# the local catalog acidtool makes in a directory: SQLite, its tables filed as "acidtool"
-catalog = SqlCatalog("acidtool", uri=f"sqlite:///{lake}/catalog.db", warehouse=f"file://{lake}")
+# the local catalog acidtool makes in a directory: SQLite, its tables filed as "default", as pyiceberg names a catalog by default
+catalog = SqlCatalog("default", uri=f"sqlite:///{lake}/catalog.db", warehouse=f"file://{lake}")
 table = catalog.load_table(name)
 props = table.current_snapshot().summary.additional_properties
 print({k: v for k, v in props.items() if k.startswith("acidtool.")})

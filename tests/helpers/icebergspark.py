@@ -83,7 +83,7 @@ def problem() -> str | None:
 def read_tables(tables: list[tuple[str, str]], timeout: float = 600) -> list[list[dict]]:
     """[(catalog directory, NAMESPACE.TABLE)] -> each table's rows, normalized, as Spark with
     Iceberg's runtime reads them. Iceberg's JDBC catalog finds tables under its own name, so
-    a Spark catalog named ``acidtool`` reads acidtool's local catalog: one directory at a time
+    a Spark catalog named ``default`` reads acidtool's local catalog: one directory at a time
     (Spark keeps a catalog once loaded), so the tables are best in one catalog."""
     from .hivejvm import jar_path
 
@@ -115,7 +115,7 @@ def _read(jars: str, tables: list) -> None:
     lakes = {lake for lake, _ in tables}
     if len(lakes) != 1:
         raise SystemExit(f"one catalog directory at a time, not {sorted(lakes)}")
-    cat = "acidtool"  # the name acidtool's local catalog files its tables under
+    cat = "default"  # the name acidtool's local catalog files its tables under
     for key, value in (("", "org.apache.iceberg.spark.SparkCatalog"), (".type", "jdbc"),
                        (".uri", f"jdbc:sqlite:{tables[0][0]}/catalog.db"),
                        (".warehouse", f"file://{tables[0][0]}")):
