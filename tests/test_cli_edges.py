@@ -185,6 +185,22 @@ def test_a_progress_bar_on_a_terminal_and_nothing_in_a_pipe(tmp_path):
     assert out.read_text() == (tmp_path / "again.csv").read_text()
 
 
+@pytest.mark.parametrize("command", ["diff", "export"])
+def test_diff_and_export_draw_the_bar_on_a_terminal(tmp_path, command):
+    layout = {}
+    for w in (1, 2):
+        for b in range(4):
+            layout[f"delta_{w:07d}_{w:07d}_0000/bucket_{b:05d}"] = acid(events(w, 2, bucket=b))
+    t = build(tmp_path / "t", layout)
+    args = (["diff", t, "--from-write-id", "1", "--to-write-id", "2"] if command == "diff"
+            else ["export", t, "--to", "iceberg", "--catalog", tmp_path / "lake", "--table",
+                  "s.t"])
+    seen = _on_a_terminal(args)
+    total = b"/8 buckets read" if command == "diff" else b"/4 units"
+    assert total in seen and b"acidtool: [" in seen, seen
+    assert b"\r\x1b[K" in seen
+
+
 def test_the_bar_draws_at_most_ten_times_a_second_and_clears_its_line():
     import io
 

@@ -163,11 +163,13 @@ def diff_command(
     Exit status: 0 ok; 1 Hive would refuse a snapshot; 2 bad option or unreadable path.
     """
     from ..commands.diff import diff, write_diff
+    from ..io.progress import Progress
 
+    bar = Progress(0, sys.stderr.isatty(), "buckets read")  # (drawn before any row is out)
     inserted, deleted = diff(path, before=from_, after=to, before_write_id=from_write_id,
                              after_write_id=to_write_id, txns=txns,
                              hive_version=hive_version, table=table, insert_only=insert_only,
-                             metastore=metastore)
+                             metastore=metastore, progress=bar.at)
     try:
         write_diff(inserted, deleted, sys.stdout.buffer)
         sys.stdout.buffer.flush()

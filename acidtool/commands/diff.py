@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Callable
+
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -13,8 +15,8 @@ from .read import partition_values
 from .target import resolve
 
 
-def _with_ids(snap: Snapshotted) -> pa.Table:
-    tables = list(snap.tables())
+def _with_ids(snap: Snapshotted, progress=None) -> pa.Table:
+    tables = list(snap.tables(progress))
     if not tables:
         return pa.table({"ROW__ID": pa.array([], pa.struct([("writeid", pa.int64()),
                                                              ("bucketid", pa.int32()),
@@ -25,8 +27,8 @@ def _with_ids(snap: Snapshotted) -> pa.Table:
 def diff(path: str, *, before: str | None = None, after: str | None = None,
          before_write_id: int | None = None, after_write_id: int | None = None,
          txns: str | None = None, hive_version: str | None = None, table: str | None = None,
-         insert_only: bool = False, metastore: str | None = None
-         ) -> tuple[pa.Table, pa.Table]:
+         insert_only: bool = False, metastore: str | None = None,
+         progress: Callable[[int, int], None] | None = None) -> tuple[pa.Table, pa.Table]:
     """(rows inserted, rows deleted) between two snapshots of the table at ``path``. Each
     snapshot is a snapshot string or "everything committed up to this write id" (with Hive 2,
     a transaction list and a transaction id). With a ``metastore``, ``path`` may name the table
@@ -50,7 +52,9 @@ def diff(path: str, *, before: str | None = None, after: str | None = None,
                 t.snapshot(after_text, txns, version, table=table, with_row_id=True))
     for snap in pair:
         snap.column_names = target.column_names
-    return (diff_insert_only if insert_only else diff_tables)(*pair)
+    if insert_only:
+        return diff_insert_only(*pair)
+    return diff_tables(*pair, progress=progress)
 
 
 def _snapshot_text(text: str | None, write_id: int | None, which: str, version: HiveVersion,
@@ -64,7 +68,9 @@ def _snapshot_text(text: str | None, write_id: int | None, which: str, version: 
     return f"{table or 'null'}:{write_id}:9223372036854775807::"
 
 
-def diff_tables(before: Snapshotted, after: Snapshotted) -> tuple[pa.Table, pa.Table]:
+def diff_tables(before: Snapshotted, after: Snapshotted,
+                progress: Callable[[int, int], None] | None = None
+                ) -> tuple[pa.Table, pa.Table]:
     """(rows in ``after`` but not ``before``, rows in ``before`` but not ``after``), by
     partition and ROW__ID: every partition's bucket files number their rows from 0, so one
     ROW__ID stands in many partitions of a table. Hive 2.3 without split-update keeps a row's
@@ -73,7 +79,12 @@ def diff_tables(before: Snapshotted, after: Snapshotted) -> tuple[pa.Table, pa.T
     for snap in (before, after):
         for reader in snap.readers():
             reader.with_event = reader.legacy
-    a, b = _with_ids(before), _with_ids(after)
+    # ``progress(done, total)`` over the units of both snapshots, the earlier one's first
+    first_units = sum(len(r.units()) for r in before.readers())
+    total = first_units + sum(len(r.units()) for r in after.readers())
+    tell = (lambda offset: (lambda done, _: progress(offset + done, total))) if progress \
+        else (lambda offset: None)
+    a, b = _with_ids(before, tell(0)), _with_ids(after, tell(first_units))
     first = next((p.partition for snap in (before, after) for p in snap.table.partitions
                   if p.partition), "")
     parts = [k for k, _ in partition_values(first)]

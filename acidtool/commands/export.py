@@ -386,12 +386,15 @@ def run_export(plan: ExportPlan, work: ExportWork, opts: ExportOptions,
             if failed is not None:
                 raise failed
         else:
-            done = 0
-            for units, tasks in groups:
-                counts += run_group(commit, job, units, tasks)
-                done += len(units)
+            done = [0]
+
+            def unit_done() -> None:
+                done[0] += 1
                 if progress:
-                    progress(done, len(work.read_plan.units))
+                    progress(done[0], len(work.read_plan.units))
+
+            for units, tasks in groups:
+                counts += run_group(commit, job, units, tasks, unit_done)
         if plan.action == "incremental" and not plan.source.partitions:
             # partitions Hive no longer has (dropped, or emptied): all their rows go
             for task in work.gone:
@@ -437,11 +440,13 @@ def _groups(plan: ExportPlan, work: ExportWork, job: Job) -> list[tuple[list, li
     return out
 
 
-def run_group(writer: iceberg.FileWriter, job: Job, units: list, tasks: list | None
-               ) -> Counts:
+def run_group(writer: iceberg.FileWriter, job: Job, units: list, tasks: list | None,
+              unit_done: Callable[[], None] | None = None) -> Counts:
+    """One group written: a new table's units, or a partition brought up to date (``tasks``,
+    its Iceberg files). ``unit_done()`` is told as each unit has been read."""
     if tasks is None:
-        return _write_units(writer, job, units)
-    return _sync_partition(writer, job, units, tasks)
+        return _write_units(writer, job, units, unit_done)
+    return _sync_partition(writer, job, units, tasks, unit_done)
 
 
 def _unit_rows(unit, job: Job) -> Iterator[pa.Table]:
@@ -484,12 +489,15 @@ class _Buffer:
         self.tables, self.bytes = [], 0
 
 
-def _write_units(writer: iceberg.FileWriter, job: Job, units: list) -> Counts:
+def _write_units(writer: iceberg.FileWriter, job: Job, units: list,
+                 unit_done: Callable[[], None] | None = None) -> Counts:
     """Every row of ``units`` (of one partition) into new data files."""
     buffer = _Buffer(writer)
     for unit in units:
         for t in _unit_rows(unit, job):
             buffer.add(t)
+        if unit_done:
+            unit_done()
     buffer.flush()
     writer.settle()
     return Counts(added=buffer.rows)
@@ -513,7 +521,8 @@ def _minus(rows: pa.Table, keys: pa.Table, other: pa.Table) -> pa.Table:
     return rows.take(pc.take(at, pc.sort_indices(at)))  # (a join keeps no order)
 
 
-def _sync_partition(writer: iceberg.FileWriter, job: Job, units: list, tasks: list) -> Counts:
+def _sync_partition(writer: iceberg.FileWriter, job: Job, units: list, tasks: list,
+                    unit_done: Callable[[], None] | None = None) -> Counts:
     """One partition brought up to date: rows whose key the Iceberg table's ``tasks`` (its
     files of this partition) lack are appended; files holding keys Hive no longer returns are
     rewritten without them (or dropped)."""
@@ -537,6 +546,8 @@ def _sync_partition(writer: iceberg.FileWriter, job: Job, units: list, tasks: li
             if changed is not None:
                 new = pa.concat_tables([new, t.filter(changed)])
             buffer.add(new)
+        if unit_done:
+            unit_done()
     buffer.flush()
     kept = pa.concat_tables(kept_keys) if kept_keys else held.slice(0, 0)
     counts = Counts(added=buffer.rows)
