@@ -237,3 +237,23 @@ def test_warehouse_commands_draw_the_bar_on_a_terminal(tmp_path):
         assert what in seen and b"\r\x1b[K" in seen, (args, seen[-500:])
         piped = run_process(*args)
         assert what.decode() not in piped.err and "\r" not in piped.err
+
+
+def test_every_error_survives_pickling():
+    """Errors cross process boundaries (validate's and report's workers, Spark's tasks):
+    each class round-trips through pickle with its message and fields."""
+    import inspect
+    import pickle
+
+    from acidtool.core import errors
+
+    for name, cls in inspect.getmembers(errors, inspect.isclass):
+        if not issubclass(cls, errors.AcidToolError):
+            continue
+        if issubclass(cls, errors.AcidStateError):
+            made = cls("why", hive_exception="java.io.IOException", path="/t/delta_1_1")
+        else:
+            made = cls("why")
+        back = pickle.loads(pickle.dumps(made))
+        assert type(back) is cls and str(back) == "why", name
+        assert vars(back) == vars(made), name

@@ -7,7 +7,9 @@ import json
 import re
 from pathlib import Path
 
-from .helpers.layouts import acid, build, delta, events
+import pytest
+
+from .helpers.layouts import acid, build, delta, events, plain
 from .helpers.runner import run
 from .test_ls_svg import browse
 
@@ -64,3 +66,67 @@ def test_chromium_shows_the_codes_and_the_hostile_name_as_text(tmp_path):
 def test_usage_errors_are_one_line(tmp_path):
     assert run("report", tmp_path / "missing", "-o", tmp_path / "r.html").code == 2
     assert run("report", tmp_path).code == 2  # -o is required
+
+
+def _mixed_partition(root: Path, i: int) -> None:
+    """One of six layouts by ``i``: many deltas, a base with obsolete deltas, an aborted
+    write id, originals beside a delta, a foreign file, an empty partition."""
+    kind = i % 6
+    layout: dict = {}
+    if kind == 1:
+        layout.update(delta("base_0000002", acid(events(2))))
+    for w in range(1, 14 if kind == 0 else (i % 4) + 3):  # 11 read: a compaction due
+        if kind == 2 and w == 2:
+            continue  # write id 2 left out: aborted at the snapshot the tests give
+        layout.update(delta(f"delta_{w:07d}_{w:07d}_0000", acid(events(w, n=w))))
+    if kind == 3:
+        layout["000000_0"] = plain()
+    if kind == 4:
+        layout["part-00000.snappy.parquet"] = b"foreign"
+    if kind == 5:
+        layout = {"delete_delta_0000003_0000003_0000/bucket_00000": acid(events(3))}
+    build(root, layout)
+
+
+def _as_ls_says(path: Path, *args) -> dict:
+    out = {}
+    for p in run("ls", path, "--format", "json", *args).json()["partitions"]:
+        out[p["path"]] = (p["base"], p["deltas"], len(p["obsolete"]), len(p["aborted"]),
+                          p["summary"]["files"], p["summary"]["bytes"], p["error"])
+    return out
+
+
+# (partitions per table, tables, recursive, jobs): validate checks small tables here, a table
+# of 16 or more top-level partitions share by share with each process listing its own, and a
+# warehouse of as many partitions share by share from one listing; with --jobs 1, or forked.
+ROUTES = [(3, 1, False, 2), (20, 1, False, 2), (20, 1, False, 1), (9, 3, True, 2),
+          (3, 2, True, 1)]
+
+
+@pytest.mark.parametrize("parts,tables,recursive,jobs", ROUTES)
+def test_each_partition_is_reported_as_ls_selects_it(tmp_path, parts, tables, recursive,
+                                                     jobs):
+    wh = tmp_path / "wh"
+    for t in range(tables):
+        for i in range(parts):
+            _mixed_partition(wh / "db.db" / f"t{t}" / f"ds={i:02d}", i + t)
+    target = wh if recursive else wh / "db.db" / "t0"
+    snap = ("--write-ids", "db.t0:20:9223372036854775807::2")  # write id 2 aborted
+    out = tmp_path / "r.json"
+    flags = ["-r", *snap] if recursive else list(snap)
+    result = run("report", target, *flags, "--format", "json", "-o", out, "--jobs", jobs)
+    assert result.code in (0, 1), result.err
+    doc = json.loads(out.read_text())
+    reported = {p["path"]: (p["base"], p["deltas"], p["obsolete"], p["aborted"], p["files"],
+                            p["bytes"], p["error"])
+                for t in doc["tables"] for p in t["partitions"]}
+    expected: dict = {}
+    for t in range(tables):
+        expected.update(_as_ls_says(wh / "db.db" / f"t{t}", *snap))
+    assert reported == expected and len(reported) == parts * tables
+    planned = {p["path"]: (p["compaction"], p["reason"])
+               for p in run("compaction-plan", target, *flags, "--format", "json").json()["plans"]}
+    due = {p["path"]: (p["compaction"]["compaction"], p["compaction"]["reason"])
+           for t in doc["tables"] for p in t["partitions"] if p["compaction"]}
+    assert due == planned and any(kind for kind, _ in due.values())
+    assert doc["totals"]["partitions"] == parts * tables

@@ -110,6 +110,17 @@ class AcidStateError(AcidToolError):
         self.hive_exception = hive_exception
         self.path = path
 
+    def __reduce__(self):
+        # pickle rebuilds an exception from its positional args only, and this one's fields
+        # are keyword-only: without this, unpickling it failed (a worker process's answer
+        # holding one hung validate's pool, whose result thread died on it)
+        return (_state_error, (type(self), self.message, self.hive_exception, self.path))
+
+
+def _state_error(cls: type, message: str, hive_exception: str, path: str | None
+                 ) -> AcidStateError:
+    return cls(message, hive_exception=hive_exception, path=path)
+
 
 class InvalidNameError(AcidStateError, ValueError):
     kind = "invalid_name"
