@@ -185,20 +185,29 @@ def test_a_progress_bar_on_a_terminal_and_nothing_in_a_pipe(tmp_path):
     assert out.read_text() == (tmp_path / "again.csv").read_text()
 
 
-@pytest.mark.parametrize("command", ["diff", "export"])
-def test_diff_and_export_draw_the_bar_on_a_terminal(tmp_path, command):
+@pytest.mark.parametrize("command", ["diff", "export", "compact"])
+def test_diff_export_and_compact_draw_the_bar_on_a_terminal(tmp_path, monkeypatch, command):
     layout = {}
     for w in (1, 2):
         for b in range(4):
             layout[f"delta_{w:07d}_{w:07d}_0000/bucket_{b:05d}"] = acid(events(w, 2, bucket=b))
     t = build(tmp_path / "t", layout)
-    args = (["diff", t, "--from-write-id", "1", "--to-write-id", "2"] if command == "diff"
-            else ["export", t, "--to", "iceberg", "--catalog", tmp_path / "lake", "--table",
-                  "s.t"])
+    monkeypatch.setenv("ACIDTOOL_STATE_DIR", str(tmp_path / "state"))  # compact's journal
+    args = {"diff": ["diff", t, "--from-write-id", "1", "--to-write-id", "2"],
+            "export": ["export", t, "--to", "iceberg", "--catalog", tmp_path / "lake",
+                       "--table", "s.t"],
+            "compact": ["compact", t, "--major", "--apply"]}[command]
     seen = _on_a_terminal(args)
-    total = b"/8 buckets read" if command == "diff" else b"/4 units"
+    total = {"diff": b"/8 buckets read", "export": b"/4 units",
+             "compact": b"0/16 events compacted"}[command]
     assert total in seen and b"acidtool: [" in seen, seen
     assert b"\r\x1b[K" in seen
+    if command == "compact":  # its line per partition is for pipes and logs
+        assert b"major compaction of" not in seen
+        piped = run_process("compact", build(tmp_path / "t2", layout), "--major", "--apply")
+        assert piped.code == 0, piped.err
+        assert "major compaction of (table root)" in piped.err
+        assert "events compacted" not in piped.err and "\r" not in piped.err
 
 
 def test_the_bar_draws_at_most_ten_times_a_second_and_clears_its_line():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import sys
 from typing import Optional
 
 import typer
@@ -98,8 +99,14 @@ def compact_command(
     target = resolve(path, metastore=metastore, hive_version=hive_version,
                      write_ids=write_ids, txns=txns, insert_only=insert_only)
     snapshot_note(target.snapshot)
+    from ..io.progress import Progress
+
+    # on a terminal a bar of the events compacted; elsewhere (a pipe, a CI log) a line for
+    # each partition as it starts
+    bar = Progress(0, fmt is CompactFormat.text and sys.stderr.isatty(), "events compacted")
     opts = CompactOptions("major" if major else "minor" if minor else None,
-                          partition, journal, spark=(master or "") if spark else None)
+                          partition, journal, spark=(master or "") if spark else None,
+                          bar=bar.at)
     if not do_apply:
         plan = plan_compaction(target, opts)
         if fmt is CompactFormat.json:
@@ -109,7 +116,7 @@ def compact_command(
         if plan.due or plan.blocked:
             raise typer.Exit(1)
         return
-    progress = None if fmt is CompactFormat.json else note
+    progress = None if fmt is CompactFormat.json or bar.wanted else note
     result = compact(target, opts, progress)
     if fmt is CompactFormat.json:
         emit_json(_json(result.plan, result))

@@ -68,6 +68,8 @@ class CompactOptions:
     visibility: int | None = None  # Hive 4: the compactor's transaction (``_vT``)
     settings: Settings = field(default_factory=Settings.of)
     spark: str | None = None  # write the bucket files on Spark: its master ("": the default)
+    # told (events compacted, events due) after each partition: a progress bar's ``at``
+    bar: Callable[[int, int], None] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -236,11 +238,17 @@ def _compact_locked(target: Target, opts: CompactOptions, lock: TableLock, root:
         ids = {p.partition: f"a{i}" for i, p in enumerate(plan.due, 1)}
         journal.record(record="plan", actions=[{"id": ids[p.partition], "action": "compact",
                                                 **p.as_dict()} for p in plan.due])
+        due, done = sum(p.events_in for p in plan.due), 0
+        if opts.bar:
+            opts.bar(0, due)  # drawn while the first partition compacts
         for p in plan.due:
             if progress:
                 progress(f"{p.job.kind} compaction of {p.partition or '(table root)'}: "
                          f"{p.files_in} files, {p.events_in:,} events")
             _compact_one(plan, p, ids[p.partition], journal, result, opts.spark)
+            done += p.events_in
+            if opts.bar:
+                opts.bar(done, due)
         journal.record(record="end", result="ok" if result.ok else "failed")
     finally:
         journal.close()
