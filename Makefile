@@ -21,7 +21,7 @@ $(BIN)/python:
 EDITABLE = --config-settings editable_mode=compat
 
 install: $(BIN)/python
-	$(BIN)/python -m pip install -q -e . $(EDITABLE)
+	$(BIN)/python -m pip install -q -e '.[iceberg]' $(EDITABLE)
 	$(BIN)/python -m compileall -q acidtool
 
 install-all: $(BIN)/python

@@ -263,7 +263,14 @@ def test_dry_run_writes_nothing(tmp_path):
     result = run("export", table, "--to", "iceberg", "--catalog", lake, "--table", "s.t",
                  "--dry-run")
     assert result.code == 0 and "would create" in result.out
-    assert catalog(lake).table_exists("s.t") is False
+    assert not lake.exists()  # not even the local catalog's database
+    assert export(table, lake).code == 0
+    build(table, in_part("p=a", delta("delta_0000002_0000002_0000", acid(events(2)))))
+    before = sorted(p.name for p in lake.rglob("*"))
+    update = run("export", table, "--to", "iceberg", "--catalog", lake, "--table", "s.t",
+                 "--incremental", "--dry-run")
+    assert update.code == 0 and "would update" in update.out
+    assert sorted(p.name for p in lake.rglob("*")) == before
 
 
 def test_catalog_names_uris_and_directories(tmp_path, monkeypatch):
@@ -454,3 +461,15 @@ def test_the_demo_table_exports(tmp_path):
     assert result.code == 0, result.err
     assert "created shop.orders: 5 rows" in result.out
     assert len(iceberg_rows(tmp_path / "lake", "shop.orders")) == 5
+
+
+def test_export_needs_no_pyspark(tmp_path):
+    """make demo installs no Spark: export (not --spark) must not import it."""
+    table = _partitioned(tmp_path / "t")
+    code = ("import sys\nsys.modules['pyspark'] = None  # any import of it fails\n"
+            "from acidtool.cli.main import main\nmain(sys.argv[1:])")
+    proc = subprocess.run([sys.executable, "-c", code, "export", str(table), "--to", "iceberg",
+                           "--catalog", str(tmp_path / "lake"), "--table", "s.t"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "created s.t: 6 rows" in proc.stdout

@@ -117,12 +117,18 @@ def export_command(
         raise UsageError("--table: name the Iceberg table, NAMESPACE.NAME")
     if master and not spark:
         raise UsageError("--master goes with --spark")
+    if spark:  # before anything is made (the catalog's directory and database)
+        from ..commands.convert_spark import spark_problem
+
+        problem = spark_problem()
+        if problem:
+            raise UsageError(problem)
     opts = ExportOptions(catalog, table, incremental, tuple(partition or ()), warehouse,
                          truncate_timestamps)
     target = resolve(path, metastore=metastore, hive_version=hive_version,
                      write_ids=write_ids, txns=txns, insert_only=insert_only)
     snapshot_note(target.snapshot)
-    plan, work = plan_export(target, opts, path)
+    plan, work = plan_export(target, opts, path, dry_run=dry_run)
     bar = None if fmt is ExportFormat.json else ticker("units")
     if spark:
         from ..commands.export_spark import run_export_spark

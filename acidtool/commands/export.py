@@ -150,8 +150,8 @@ class ExportWork:
     gone: list = field(default_factory=list)  # files of partitions Hive no longer has
 
 
-def plan_export(target: Target, opts: ExportOptions, given: str = ""
-                ) -> tuple[ExportPlan, ExportWork]:
+def plan_export(target: Target, opts: ExportOptions, given: str = "", *,
+                dry_run: bool = False) -> tuple[ExportPlan, ExportWork]:
     """List the Hive table, name the snapshot, look at the Iceberg table: the plan."""
     from ..hiveacid.options import ReadOptions
     from ..hiveacid.read import plan_read
@@ -179,8 +179,11 @@ def plan_export(target: Target, opts: ExportOptions, given: str = ""
                     target.table.full_name if target.table else None, given)
     columns = _partition_columns(read)
     arrow = rows_schema(read.schema, snap.insert_only)
-    catalog = iceberg.open_catalog(spec)
-    table = iceberg.load(catalog, ident)
+    if dry_run and not iceberg.exists(spec):  # (opening a local catalog makes it)
+        catalog, table = None, None
+    else:
+        catalog = iceberg.open_catalog(spec)
+        table = iceberg.load(catalog, ident)
     work = ExportWork(read, catalog, ident, table, arrow, columns)
     name = ".".join(ident)
     plan = ExportPlan(source, spec, name, "create", f"{name} does not exist: it is created "

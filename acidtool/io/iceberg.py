@@ -123,6 +123,11 @@ def _file_url(path: str) -> str:
     return "file://" + os.path.abspath(os.path.expanduser(path))
 
 
+def exists(spec: CatalogSpec) -> bool:
+    """False for a local (directory) catalog not made yet; any other is taken to exist."""
+    return spec.kind != "directory" or os.path.exists(os.path.join(spec.text, LOCAL_DB))
+
+
 def open_catalog(spec: CatalogSpec):
     from pyiceberg.catalog import load_catalog
 
