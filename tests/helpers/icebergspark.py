@@ -54,14 +54,22 @@ def python() -> str:
     return os.path.join(VENV, "bin", "python")
 
 
-def problem() -> str | None:
-    """Why the judge cannot run here (None: it can), fetching what is missing first."""
+def problem(install: bool = False) -> str | None:
+    """Why the judge cannot run here (None: it can). ``install`` (``make test``'s fetch):
+    make the environment first; the tests only look, so that a failed install is not tried
+    again inside CI's time."""
     from .hivejvm import fetch, jar_path
     from .spark import java_problem
 
     why = java_problem()
     if why:
         return why
+    if not install:
+        ready = os.path.exists(python()) and subprocess.run(
+            [python(), "-c", "import pyspark"], capture_output=True).returncode == 0
+        if not ready:
+            return (f"no pyspark {PYSPARK} environment at {VENV} (made by `make test`: "
+                    "python -m tests.helpers.icebergspark fetch)")
     if not os.path.exists(python()):
         proc = subprocess.run([sys.executable, "-m", "venv", VENV], capture_output=True,
                               text=True)
@@ -143,5 +151,5 @@ if __name__ == "__main__":
     if sys.argv[1] == "read":
         _read(sys.argv[2], json.loads(sys.argv[3]))
     elif sys.argv[1] == "fetch":  # make test, as -m: the judge made ready (a line, never fails)
-        why = problem()
+        why = problem(install=True)
         print(f"Spark {PYSPARK} with Iceberg's runtime: " + (why or f"ready in {VENV}"))
