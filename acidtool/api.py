@@ -81,8 +81,13 @@ class Snapshotted:
         return pa.RecordBatchReader.from_batches(schema, batches())
 
     def to_arrow(self) -> pa.Table:
-        reader = self.to_batches()
-        return reader.read_all()
+        """Every row in one table. Files written before an ALTER TABLE ... ADD COLUMNS lack the
+        new columns: their rows get nulls there, as Hive reads them (``to_batches``, which
+        streams, takes the first table's schema)."""
+        tables = list(self.tables())
+        if not tables:
+            return self.to_batches().read_all()
+        return pa.concat_tables(tables, promote_options="permissive")
 
     def to_pandas(self):
         return self.to_arrow().to_pandas()

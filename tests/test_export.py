@@ -218,6 +218,31 @@ def test_an_open_write_id_that_commits_later_is_exported_then(tmp_path):
     assert iceberg_rows(lake) == read_rows(table, "--write-ids", done)
 
 
+def test_a_column_hive_added_is_added_to_the_iceberg_table(tmp_path):
+    """ALTER TABLE ... ADD COLUMNS: newer files have a column older ones lack (Hive reads
+    them as nulls). The first export may see only old files, or both; neither drops it."""
+    from acidtool.io.acidwrite import INSERT
+
+    wide = "struct<id:int,name:string,score:double>"
+    newer = delta("delta_0000002_0000002_0000", acid(
+        [Event(INSERT, 2, 536870912, i, 2, (10 + i, f"w{i}", 1.5 * i)) for i in range(2)],
+        row_type=wide))
+    for first_sees_new in (False, True):
+        root = tmp_path / str(first_sees_new)
+        table = build(root / "t", delta("delta_0000001_0000001_0000", acid(events(1, n=2))))
+        if first_sees_new:
+            build(table, newer)
+        assert export(table, root / "lake").code == 0
+        if not first_sees_new:
+            build(table, newer)
+            second = export(table, root / "lake", "--incremental")
+            assert second.json()["columns_added"] == ["score"], second.out
+        rows = catalog(root / "lake").load_table("s.t").scan().to_arrow().to_pylist()
+        assert sorted((r["id"], r["score"]) for r in rows) == [
+            (0, None), (1, None), (10, 0.0), (11, 1.5)]
+        assert iceberg_rows(root / "lake") == read_rows(table)
+
+
 def test_insert_only_rows_are_keyed_by_their_file(tmp_path):
     layout = {"delta_0000001_0000001_0000/000000_0": plain(rows=[(1, "a"), (2, "b")]),
               "delta_0000002_0000002_0000/000000_0": plain(rows=[(3, "c")])}

@@ -111,17 +111,23 @@ def output_schema(readers: Sequence[PartitionReader], insert_only: bool) -> pa.S
     from ..io.plain import plain_schema
 
     def candidates(reader: PartitionReader) -> Iterator[tuple[str, bool]]:
-        """The files the snapshot reads; then, for a snapshot that reads none (every write id
-        aborted or open), any data file of a base or delta, unreadable ones passed over (an
-        aborted write's may be half written): the table's columns still."""
-        yield from ((rel, True) for rel in reader.data_files())
+        """The files the snapshot reads, the one with the most row columns first (Hive adds
+        columns at the end and reads files by position: after ALTER TABLE ... ADD COLUMNS the
+        older files lack the new columns, which read as nulls); then, for a snapshot that
+        reads none (every write id aborted or open), any data file of a base or delta,
+        unreadable ones passed over (an aborted write's may be half written)."""
+        files = reader.data_files()
+        yield from ((rel, True) for rel in sorted(files, key=lambda r: -_width(reader, r)))
         for e in reader.part.state.entries:
             if e.kind in ("base", "delta"):
                 yield from ((f"{e.name}/{f.path}", False) for f in e.files if not f.is_dir
                             and not f.path.startswith(("_", ".")) and "/" not in f.path
                             and not f.path.endswith("_flush_length"))
 
-    for reader in sorted(readers, key=lambda r: not r.data_files()):
+    def widest(reader: PartitionReader) -> int:
+        return max((_width(reader, rel) for rel in reader.data_files()), default=-1)
+
+    for reader in sorted(readers, key=lambda r: (not r.data_files(), -widest(r))):
         for rel, read in candidates(reader):
             try:
                 if insert_only:
@@ -145,6 +151,20 @@ def output_schema(readers: Sequence[PartitionReader], insert_only: bool) -> pa.S
     return pa.schema(fields)
 
 
+def _width(reader: PartitionReader, rel: str) -> int:
+    """How many row columns a data file holds, from its footer (0 when unreadable)."""
+    if reader.snapshot.insert_only:
+        return 0  # (plain files: the first one read gives the columns)
+    footer = reader.footer(rel)
+    if footer is None:
+        return 0
+    top = footer.top_level()
+    if len(top) == 6:  # the ACID event columns: the row is the sixth
+        row = footer.types[top[5][1]]
+        return len(row.field_names) if row.kind == "struct" else 0
+    return len(top)
+
+
 def typed_as(unit: Unit, schema: pa.Schema) -> Unit:
     """The unit with its partition values typed as ``schema`` (Spark's, perhaps the user's
     own) types those columns."""
@@ -164,6 +184,9 @@ def unit_batches(unit: Unit, target: pa.Schema) -> Iterator[pa.RecordBatch]:
                 kind = target.field(name).type
                 t = t.set_column(i, name, pa.nulls(t.num_rows, kind) if value is None else
                                  pa.repeat(pa.scalar(value, kind), t.num_rows))
+        for f in target:  # a column added since this file was written reads as nulls
+            if f.name not in t.column_names:
+                t = t.append_column(f.name, pa.nulls(t.num_rows, f.type))
         t = t.select(target.names).cast(target, safe=False)
         yield from t.to_batches()
 
