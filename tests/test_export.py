@@ -192,6 +192,27 @@ def test_incremental_export_follows_deletes_inserts_and_partitions(tmp_path):
     assert iceberg_rows(lake) == read_rows(table)
 
 
+def test_partition_exports_and_syncs_only_the_partitions_asked_for(tmp_path):
+    table, lake = _partitioned(tmp_path / "t"), tmp_path / "lake"
+    first = export(table, lake, "--partition", "p=a")
+    assert first.code == 0, first.err
+    assert {json.loads(r)["p"] for _, r in iceberg_rows(lake)} == {"a"}
+    props = catalog(lake).load_table("s.t").current_snapshot().summary.additional_properties
+    assert props["acidtool.partitions"] == '["p=a"]'
+    build(table, {**in_part("p=a", delta("delete_delta_0000002_0000002_0000",
+                                         acid(events(1, n=1, op=DELETE, current=2)))),
+                  **in_part("p=b", delta("delta_0000002_0000002_0000", acid(events(2))))})
+    # p=a brought up to date; p=b, not asked for, left as it is (not in the table)
+    assert export(table, lake, "--partition", "p=a", "--incremental").json()[
+        "rows_deleted"] == 1
+    assert {json.loads(r)["p"] for _, r in iceberg_rows(lake)} == {"a"}
+    # the whole table: p=b comes
+    assert export(table, lake, "--incremental").json()["rows_added"] == 5
+    assert iceberg_rows(lake) == read_rows(table)
+    missing = export(table, lake, "--partition", "p=zz", "--incremental")
+    assert missing.code == 2 and "--partition p=zz: no such partition" in missing.err
+
+
 def test_snapshot_properties_record_the_source(tmp_path):
     table, lake = _partitioned(tmp_path / "t"), tmp_path / "lake"
     ids = "t:1:9223372036854775807::"

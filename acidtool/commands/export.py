@@ -22,6 +22,7 @@ snapshot that was "everything committed" while a writer was still at work.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -170,11 +171,22 @@ def plan_export(target: Target, opts: ExportOptions, given: str = "", *,
         path, str(snap.write_ids) if version.has_write_ids else None,
         str(snap.txns), str(version), metastore=target.metastore,
         table=target.table.full_name if target.table else None,
-        insert_only=snap.insert_only, with_row_id=not snap.insert_only,
-        partitions=tuple(p.strip("/") for p in opts.partitions)))
+        insert_only=snap.insert_only, with_row_id=not snap.insert_only))
+    # the snapshot made concrete over the whole table (whatever --partition selects), then
+    # the units of the partitions asked for
+    concrete = _concrete(snap, read)
+    wanted = {p.strip("/") for p in opts.partitions}
+    if wanted:
+        have = {u.reader.part.partition for u in read.units}
+        missing = sorted(wanted - have)
+        if missing:
+            raise UsageError(f"--partition {missing[0]}: no such partition in {given or target.url}"
+                             f" (it has {', '.join(sorted(have)[:5]) or 'none'}"
+                             f"{', ...' if len(have) > 5 else ''})")
+        read = dataclasses.replace(read, units=[u for u in read.units
+                                                if u.reader.part.partition in wanted])
     readers = {id(u.reader): u.reader for u in read.units}
-    source = Source(_source_url(target.url), str(version),
-                    _concrete(snap, read), version.has_write_ids,
+    source = Source(_source_url(target.url), str(version), concrete, version.has_write_ids,
                     tuple(sorted(p.strip("/") for p in opts.partitions)), snap.insert_only,
                     target.table.full_name if target.table else None, given)
     columns = _partition_columns(read)
