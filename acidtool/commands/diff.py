@@ -11,7 +11,7 @@ from ..api import Snapshotted, Table
 from ..core.errors import UsageError
 from ..core.versions import HiveVersion
 from ..io.sink import json_lines
-from .read import partition_values
+from .read import partition_values, valid_mask
 from .target import resolve
 
 
@@ -107,11 +107,9 @@ def diff_tables(before: Snapshotted, after: Snapshotted,
 
     changed = None
     if "__event" in b.column_names:
-        ids = before.table.snapshot.txns
-        events = b.column("__event")
-        changed = pc.fill_null(pc.invert(pc.and_(
-            pc.less_equal(events, ids.high_watermark),
-            pc.invert(pc.is_in(events, pa.array(ids.exceptions, pa.int64()))))), False)
+        events = b.column("__event").combine_chunks()
+        changed = pc.and_(pc.invert(valid_mask(before.table.snapshot.txns, events)),
+                          pc.is_valid(events))
     a, b = (t.drop_columns(["__event"]) if "__event" in t.column_names else t for t in (a, b))
     if changed is None:
         return minus(b, a), minus(a, b)

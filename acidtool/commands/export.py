@@ -40,7 +40,7 @@ from ..core.names import Delta
 from ..core.snapshot import ValidTxnList
 from ..io import iceberg
 from .export_schema import EVENT, FILE_KEY, ROW_ID, conform, rows_schema
-from .read import partition_values
+from .read import partition_values, valid_mask
 from .target import Target
 
 if TYPE_CHECKING:
@@ -485,7 +485,8 @@ def _sync_partition(writer: iceberg.FileWriter, job: Job, units: list, tasks: li
             keys = _keys(t, insert_only)
             changed = None
             if EVENT in t.column_names:  # a legacy UPDATE keeps the ROW__ID: the row changed
-                changed = pc.invert(_valid(job.before, t.column(EVENT)))
+                assert job.before is not None, "events are read only with the snapshot before"
+                changed = pc.invert(valid_mask(job.before, t.column(EVENT).combine_chunks()))
                 t = t.drop_columns([EVENT])
             same = t if changed is None else t.filter(pc.invert(changed))
             kept_keys.append(keys if changed is None else keys.filter(pc.invert(changed)))
@@ -525,15 +526,6 @@ def _before_txns(plan: ExportPlan) -> ValidTxnList | None:
     if plan.action != "incremental" or plan.source.has_write_ids or P_TXNS not in prev:
         return None
     return ValidTxnList.parse_any(prev[P_TXNS])
-
-
-def _valid(ids: ValidTxnList | None, events: pa.ChunkedArray) -> pa.Array:
-    assert ids is not None, "events are read only with the snapshot exported before"
-    arr = events.combine_chunks() if isinstance(events, pa.ChunkedArray) else events
-    ok = pc.less_equal(arr, ids.high_watermark)
-    if ids.exceptions:
-        ok = pc.and_(ok, pc.invert(pc.is_in(arr, pa.array(ids.exceptions, pa.int64()))))
-    return pc.fill_null(ok, False)
 
 
 def _partition_row(unit, work: ExportWork) -> pa.Table:

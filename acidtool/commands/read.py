@@ -201,13 +201,19 @@ class PartitionReader:
             buckets, legacy = self._plan
             rels = [f.rel for f in legacy + [f for b in buckets.values() for f in b.data]]
         for rel in rels:
-            footer = self.footer(rel)
-            if footer is None:
-                continue
-            top = footer.top_level()
-            row = footer.types[top[5][1]] if len(top) == 6 else None
-            yield list(row.field_names) if row is not None and row.kind == "struct" \
-                else [name for name, _ in top]
+            layout = self.row_layout(rel)
+            if layout is not None:
+                yield layout
+
+    def row_layout(self, rel: str) -> list[str] | None:
+        """The names of one data file's row columns, from its footer (None: unreadable)."""
+        footer = self.footer(rel)
+        if footer is None:
+            return None
+        top = footer.top_level()
+        row = footer.types[top[5][1]] if len(top) == 6 else None
+        return list(row.field_names) if row is not None and row.kind == "struct" \
+            else [name for name, _ in top]
 
     def _rows(self, rel: str) -> int:
         footer = self.footer(rel)
@@ -215,17 +221,7 @@ class PartitionReader:
 
     # -- reading ------------------------------------------------------------------------------
     def _valid(self, arr: pa.Array) -> pa.Array:
-        """isWriteIdValid for every value (high watermark, then the exceptions)."""
-        ids = self.ids
-        low, high = (v.as_py() for v in pc.min_max(arr).values())
-        if high is not None and high <= ids.high_watermark and not any(
-                low <= e <= high for e in ids.exceptions):
-            return pa.array([True] * len(arr)) if len(arr) < 1024 else \
-                pc.is_valid(arr)
-        ok = pc.less_equal(arr, ids.high_watermark)
-        if ids.exceptions:
-            ok = pc.and_(ok, pc.invert(pc.is_in(arr, pa.array(ids.exceptions, pa.int64()))))
-        return pc.fill_null(ok, False)
+        return valid_mask(self.ids, arr)
 
     def _open(self, rel: str):
         """The file, opened; an ACID-named file whose event columns have other types fails
@@ -548,6 +544,20 @@ class PartitionReader:
         winners = winners.filter(pc.not_equal(winners.column("operation"), 2))
         if winners.num_rows:
             yield winners.drop_columns(["__stmt"])
+
+
+def valid_mask(ids: IdList, arr: pa.Array) -> pa.Array:
+    """isWriteIdValid for every value (high watermark, then the exceptions); a null is not
+    valid."""
+    low, high = (v.as_py() for v in pc.min_max(arr).values())
+    if high is not None and high <= ids.high_watermark and not any(
+            low <= e <= high for e in ids.exceptions):
+        return pa.array([True] * len(arr)) if len(arr) < 1024 else \
+            pc.is_valid(arr)
+    ok = pc.less_equal(arr, ids.high_watermark)
+    if ids.exceptions:
+        ok = pc.and_(ok, pc.invert(pc.is_in(arr, pa.array(ids.exceptions, pa.int64()))))
+    return pc.fill_null(ok, False)
 
 
 def _plain(arr):

@@ -116,18 +116,18 @@ def output_schema(readers: Sequence[PartitionReader], insert_only: bool) -> pa.S
         older files lack the new columns, which read as nulls); then, for a snapshot that
         reads none (every write id aborted or open), any data file of a base or delta,
         unreadable ones passed over (an aborted write's may be half written)."""
-        files = reader.data_files()
-        yield from ((rel, True) for rel in sorted(files, key=lambda r: -_width(reader, r)))
+        files = widths[id(reader)]
+        yield from ((rel, True) for rel in sorted(files, key=lambda r: -files[r]))
         for e in reader.part.state.entries:
             if e.kind in ("base", "delta"):
                 yield from ((f"{e.name}/{f.path}", False) for f in e.files if not f.is_dir
                             and not f.path.startswith(("_", ".")) and "/" not in f.path
                             and not f.path.endswith("_flush_length"))
 
-    def widest(reader: PartitionReader) -> int:
-        return max((_width(reader, rel) for rel in reader.data_files()), default=-1)
-
-    for reader in sorted(readers, key=lambda r: (not r.data_files(), -widest(r))):
+    # each data file's count of row columns, from its footer, once
+    widths = {id(r): {rel: _width(r, rel) for rel in r.data_files()} for r in readers}
+    for reader in sorted(readers, key=lambda r: (not widths[id(r)],
+                                                  -max(widths[id(r)].values(), default=-1))):
         for rel, read in candidates(reader):
             try:
                 if insert_only:
@@ -155,14 +155,7 @@ def _width(reader: PartitionReader, rel: str) -> int:
     """How many row columns a data file holds, from its footer (0 when unreadable)."""
     if reader.snapshot.insert_only:
         return 0  # (plain files: the first one read gives the columns)
-    footer = reader.footer(rel)
-    if footer is None:
-        return 0
-    top = footer.top_level()
-    if len(top) == 6:  # the ACID event columns: the row is the sixth
-        row = footer.types[top[5][1]]
-        return len(row.field_names) if row.kind == "struct" else 0
-    return len(top)
+    return len(reader.row_layout(rel) or ())
 
 
 def typed_as(unit: Unit, schema: pa.Schema) -> Unit:
