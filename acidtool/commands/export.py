@@ -112,7 +112,6 @@ class ExportPlan:
     why: str
     previous: dict[str, str] | None = None  # what the last export recorded
     partitions: int = 0  # Hive partitions read
-    rows_schema: pa.Schema | None = None
 
     def describe(self) -> dict:
         prev = self.previous or {}
@@ -198,7 +197,7 @@ def plan_export(target: Target, opts: ExportOptions, given: str = "", *,
     name = ".".join(ident)
     plan = ExportPlan(source, spec, name, "create", f"{name} does not exist: it is created "
                       "with the rows of this snapshot, in one commit", None, len(
-                          {r.part.partition for r in readers.values()}), arrow)
+                          {r.part.partition for r in readers.values()}))
     if table is None:
         if len([f for f in arrow if f.name not in (ROW_ID, FILE_KEY)]) == len(columns):
             raise UsageError(f"{target.url}: no data file at this snapshot to take the "
@@ -230,9 +229,7 @@ def plan_export(target: Target, opts: ExportOptions, given: str = "", *,
 
 
 def _replace(plan: ExportPlan, action: str, why: str, previous: dict[str, str]) -> ExportPlan:
-    from dataclasses import replace
-
-    return replace(plan, action=action, why=why, previous=previous)
+    return dataclasses.replace(plan, action=action, why=why, previous=previous)
 
 
 def _source_url(url: str) -> str:

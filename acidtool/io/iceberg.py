@@ -283,12 +283,11 @@ class Commit(FileWriter):
     """One Iceberg commit being made: the files written (removed again if it never commits),
     the files it drops, and the snapshot properties it records."""
 
-    def __init__(self, catalog, ident: tuple[str, ...], txn, new_table: bool) -> None:
+    def __init__(self, catalog, ident: tuple[str, ...], txn) -> None:
         super().__init__(txn.table_metadata, txn._table.io)
         self.catalog = catalog
         self.ident = ident
         self.txn = txn  # a pyiceberg Transaction (a create-table transaction: a new table)
-        self.new_table = new_table
         self.committed = False
 
     @classmethod
@@ -306,11 +305,11 @@ class Commit(FileWriter):
                                                partition_spec=identity_spec(
                                                    schema, partition_columns),
                                                properties=properties)
-        return cls(catalog, ident, txn, True)
+        return cls(catalog, ident, txn)
 
     @classmethod
     def on(cls, catalog, table) -> "Commit":
-        return cls(catalog, table.name(), table.transaction(), False)
+        return cls(catalog, table.name(), table.transaction())
 
     def evolve(self, arrow: pa.Schema) -> list[str]:
         """Columns the Hive table gained since the last export, added to the Iceberg schema in
