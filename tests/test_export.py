@@ -519,3 +519,30 @@ def test_export_needs_no_pyspark(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "created s.t: 6 rows" in proc.stdout
+
+
+@pytest.mark.parametrize("incremental", [False, True])
+def test_two_exports_racing_commit_once(tmp_path, incremental):
+    """Two processes export the same snapshot into one table at once: the rows are there once;
+    the loser says the table changed under it (exit 1) or, having looked after the winner
+    committed, that there is nothing to do."""
+    table, lake = _partitioned(tmp_path / "t"), tmp_path / "lake"
+    if incremental:
+        assert export(table, lake).code == 0
+        build(table, {**in_part("p=a", delta("delete_delta_0000002_0000002_0000",
+                                             acid(events(1, n=1, op=DELETE, current=2)))),
+                      **in_part("p=b", delta("delta_0000002_0000002_0000", acid(events(2))))})
+    args = [sys.executable, "-m", "acidtool", "export", str(table), "--to", "iceberg",
+            "--catalog", str(lake), "--table", "s.t", "--incremental"]
+    for _ in range(3):
+        racers = [subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True) for _ in range(2)]
+        results = [(p.wait(timeout=120), p.stderr.read()) for p in racers]
+        assert all(code in (0, 1) for code, _ in results), results
+        for code, err in results:
+            assert code == 0 or "changed by another writer" in err or \
+                "already exists" in err, err
+        assert any(code == 0 for code, _ in results)
+        assert iceberg_rows(lake) == read_rows(table)
+    assert not [p for p in lake.rglob("*.parquet")
+                if p.stat().st_size == 0], "no half-written file"

@@ -141,10 +141,18 @@ def open_catalog(spec: CatalogSpec):
         # read now: pyiceberg reads its environment once, when it is first imported
         name = spec.text.lower()
         props = {k: str(v) for k, v in (Config().get_catalog_config(name) or {}).items()}
-    try:
-        return load_catalog(name, **props)
-    except (ValueError, OSError, ImportError) as exc:
-        raise UsageError(f"--catalog {spec.text}: {exc}") from None
+    for attempt in range(3):
+        try:
+            return load_catalog(name, **props)
+        except (ValueError, OSError, ImportError) as exc:
+            raise UsageError(f"--catalog {spec.text}: {exc}") from None
+        except Exception as exc:  # noqa: BLE001 - SQLAlchemy's, from a SQL catalog
+            # a SQL catalog makes its own tables when first opened: two exports making the
+            # same new catalog at once race there, and the loser finds them made; opened
+            # again, it uses them
+            if "already exists" not in str(exc) or attempt == 2:
+                raise
+    raise AssertionError("unreachable")
 
 
 def identifier(text: str) -> tuple[str, ...]:
