@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from .helpers.layouts import ROW, acid, build, delta, events, plain
+from .helpers.layouts import acid, build, delta, events, plain
 from .helpers.runner import run, run_process
 
 ROOT = Path(__file__).resolve().parents[1]

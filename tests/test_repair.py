@@ -11,10 +11,8 @@ from pathlib import Path
 import pytest
 
 from acidtool import open_table
-from acidtool.io.acidwrite import Event
-from acidtool.core.bucket import encode_v1
 
-from .helpers.layouts import DIR, MARK, ROW, acid, build, delta, events, plain
+from .helpers.layouts import MARK, ROW, acid, build, delta, events, plain
 from .helpers.runner import run
 
 OLD = 3 * 86400  # seconds: older than any --min-age the tests use

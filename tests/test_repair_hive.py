@@ -9,7 +9,7 @@ import pytest
 
 from .helpers.hive23 import Hive23
 from .helpers.hivejvm import Judge, acidtool_rows
-from .helpers.layouts import MARK, ROW, acid, build, events, plain
+from .helpers.layouts import ROW, acid, build, events, plain
 from .helpers.runner import run
 from .test_repair import CASES, _flush, age
 
