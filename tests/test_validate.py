@@ -294,8 +294,13 @@ def _partitioned_table(root, partitions: int):
 
 
 class _NoPool:
-    def Pool(self, processes):  # noqa: N802 (multiprocessing's name)
+    """A multiprocessing context with no POSIX semaphores: its locks, and so its pools and
+    shared arrays, cannot be made."""
+
+    def Pool(self, *args, **kwargs):  # noqa: N802 (multiprocessing's name)
         raise OSError(38, "Function not implemented")
+
+    Array = Pool
 
 
 def _deep_table(root, partitions: int, row_type: str = "struct<id:int,name:string>"):

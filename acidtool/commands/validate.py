@@ -9,7 +9,6 @@ gathered by ``facts.py``, which ``repair`` and ``compaction-plan`` share.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import multiprocessing
 import os
@@ -323,19 +322,52 @@ def _on_this_machine(units: list, work: Callable[[list], _Checked], processes: i
     # small enough to keep every process busy, and the progress line moving
     size = max(1, min(len(units) // (processes * 4), CHUNK_MAX))
     chunks = [units[i:i + size] for i in range(0, len(units), size)]
-    # This process takes every processes-th chunk itself (it would only wait otherwise) and
-    # forks one process fewer for the rest; where none can be forked (no POSIX semaphores
-    # in some sandboxes), it takes them all.
-    mine, theirs = chunks[::processes], [c for i, c in enumerate(chunks) if i % processes]
-    pool = None
-    if theirs:
+    # The forked processes take chunks from the first on, this process from the last back
+    # (it would only wait otherwise), each chunk claimed once: whoever is faster does more.
+    # A forked process has the chunks and ``work`` already: it is sent a chunk's number only.
+    # Where none can be forked (no POSIX semaphores in some sandboxes), this takes them all.
+    pool, claims = None, None
+    if processes > 1 and len(chunks) > 1:
+        fork = multiprocessing.get_context("fork")
         try:
-            pool = multiprocessing.get_context("fork").Pool(min(processes - 1, len(theirs)))
+            claims = fork.Array("b", len(chunks))
+            pool = fork.Pool(min(processes - 1, len(chunks) - 1), initializer=_inherit,
+                             initargs=(work, chunks, claims))
         except (OSError, ImportError, ValueError):
-            mine, theirs = chunks, []
-    with pool or contextlib.nullcontext():
-        results = pool.imap(work, theirs) if pool is not None else iter(())
-        for chunk in mine:
+            pool = None
+    if pool is None:
+        for chunk in chunks:
             add(chunk, work(chunk))
-        for chunk, checked in zip(theirs, results):
-            add(chunk, checked)
+        return
+    with pool:
+        results = pool.imap(_claimed_chunk, range(len(chunks)))
+        for i in range(len(chunks) - 1, -1, -1):
+            if not _claim(claims, i):
+                break  # the processes have come this far: they take the rest
+            add(chunks[i], work(chunks[i]))
+        for chunk, checked in zip(chunks, results):
+            if checked is not None:
+                add(chunk, checked)
+
+
+# What a forked process of _on_this_machine inherits: (work, chunks, claims)
+_INHERITED: tuple = ()
+
+
+def _inherit(work: Callable[[list], _Checked], chunks: list, claims) -> None:
+    global _INHERITED
+    _INHERITED = (work, chunks, claims)
+
+
+def _claim(claims, i: int) -> bool:
+    with claims.get_lock():
+        if claims[i]:
+            return False
+        claims[i] = 1
+        return True
+
+
+def _claimed_chunk(i: int) -> _Checked | None:
+    """Chunk ``i``, checked here unless another process claimed it first (then None)."""
+    work, chunks, claims = _INHERITED
+    return work(chunks[i]) if _claim(claims, i) else None
