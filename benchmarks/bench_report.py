@@ -50,7 +50,7 @@ def main() -> None:
         build(root, args.partitions)
         out = Path(tmp) / "report.html"
         runs = {"validate": [], "report": []}
-        for _ in range(2):
+        for _ in range(5):
             runs["validate"].append(timed("validate", str(root), "-r", "--format", "json"))
             runs["report"].append(timed("report", str(root), "-r", "-o", str(out)))
         t_validate, t_report = min(runs["validate"]), min(runs["report"])

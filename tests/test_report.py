@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import json
 import re
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
 from .helpers.layouts import acid, build, delta, events, plain
 from .helpers.runner import run
-from .test_ls_svg import browse
+from .test_ls_svg import NS, browse
 
 HOSTILE = '<img src=x onerror=alert(1)>&"'
 
@@ -70,7 +71,8 @@ def test_usage_errors_are_one_line(tmp_path):
 
 def _mixed_partition(root: Path, i: int) -> None:
     """One of six layouts by ``i``: many deltas, a base with obsolete deltas, an aborted
-    write id, originals beside a delta, a foreign file, an empty partition."""
+    write id, originals beside a delta, a foreign file and a killed job's hidden staging
+    directory, an empty partition."""
     kind = i % 6
     layout: dict = {}
     if kind == 1:
@@ -83,6 +85,7 @@ def _mixed_partition(root: Path, i: int) -> None:
         layout["000000_0"] = plain()
     if kind == 4:
         layout["part-00000.snappy.parquet"] = b"foreign"
+        layout[".hive-staging_hive_1/-ext-10000/000000_0"] = plain()  # never data
     if kind == 5:
         layout = {"delete_delta_0000003_0000003_0000/bucket_00000": acid(events(3))}
     build(root, layout)
@@ -130,3 +133,38 @@ def test_each_partition_is_reported_as_ls_selects_it(tmp_path, parts, tables, re
            for t in doc["tables"] for p in t["partitions"] if p["compaction"]}
     assert due == planned and any(kind for kind, _ in due.values())
     assert doc["totals"]["partitions"] == parts * tables
+
+
+@pytest.mark.parametrize("recursive,jobs", [(False, 2), (True, 2), (False, 1)])
+def test_a_table_draws_its_first_partitions_however_they_were_shared(tmp_path, recursive,
+                                                                      jobs):
+    # 130 partitions are checked in shares of up to 16, each share drawing its own first
+    # ones: the picture keeps exactly the table's first 12, in partition order, and counts
+    # the rest.
+    wh = tmp_path / "wh"
+    names = [f"ds={i:03d}" for i in range(128)] + ["ds=0-a", "ds=000a"]
+    for name in names:
+        build(wh / "db.db" / "t" / name, delta("delta_0000001_0000001_0000", acid(events(1))))
+    build(wh / "db.db" / "u" / "ds=1", delta("delta_0000001_0000001_0000", acid(events(1))))
+    out = tmp_path / "r.html"
+    target = wh if recursive else wh / "db.db" / "t"
+    assert run("report", target, *(["-r"] if recursive else []), "-o", out,
+               "--jobs", jobs).code == 0
+    page = out.read_text()
+    section = page[page.index("<details id='t0'"):]
+    section = section[:section.index("</details>")]
+    svg = ET.fromstring(section[section.index("<svg"):section.index("</svg>") + 6])
+    heads = [e.text for e in svg.iter(f"{NS}text") if e.get("class") == "head"]
+    assert heads == sorted(names)[:12]
+    assert f"... and {len(names) - 12} more partitions" in section
+    assert section.count("<li>ds=") == 12  # the lines above the picture: the same twelve
+
+
+def test_the_page_names_the_snapshot_it_shows(tmp_path):
+    wh = warehouse(tmp_path)
+    out = tmp_path / "r.html"
+    assert run("report", wh, "-r", "-o", out).code == 0
+    assert "snapshot everything committed (no snapshot given)" in out.read_text()
+    given = "shop.orders:5:9223372036854775807::"
+    assert run("report", wh / "shop.db" / "orders", "--write-ids", given, "-o", out).code == 0
+    assert f"snapshot {given} (--write-ids/--txns)" in out.read_text()

@@ -62,6 +62,25 @@ def test_ls_on_spark_lists_what_ls_lists(spark, tmp_path, seed):
     _same(["ls", "-r", root])
 
 
+@pytest.mark.parametrize("fmt", ["html", "json"])
+def test_report_on_spark_is_the_report_without_it(spark, tmp_path, fmt):
+    # each partition summed up (and drawn) on the executors, as in forked processes here
+    root = warehouse(tmp_path / "w", random.Random(200))
+    for t in range(2):  # a table of 30 partitions: shares of several, its first 12 drawn
+        for d in range(30):
+            build(root / "db9.db" / f"wide{t}" / f"ds={d:02d}",
+                  delta("delta_0000001_0000001_0000", acid(events(1))))
+    pages = []
+    for extra in ([], MASTER):
+        out = tmp_path / f"r{len(pages)}.{fmt}"
+        result = run("report", "-r", root, "--format", fmt, "-o", out, *extra)
+        assert result.code == 0, result.err
+        pages.append(out.read_text())
+    assert pages[0] == pages[1] and "wide1" in pages[0]
+    if fmt == "html":
+        assert "... and 18 more partitions" in pages[0]
+
+
 def test_every_real_table_on_spark(spark):
     root = require(REALDATA)
     _same(["validate", "-r", root, "--format", "json", "--level", "rows"])

@@ -10,7 +10,7 @@ from json.encoder import (
 from typing import TYPE_CHECKING, Iterable, Iterator, NamedTuple
 
 from ..core.listing import PathInfo
-from ..core.names import HIDDEN_PREFIXES, NO_STATEMENT, Base, FileName
+from ..core.names import NO_STATEMENT, Base, FileName
 from ..core.select import STATUSES, AcidState, Entry
 from .escapes import (  # noqa: F401 - escape_json_names, unescape_name: re-exported
     display,
@@ -129,12 +129,9 @@ def summary(state: AcidState) -> dict:
     entry (a name starting with '_' or '.', such as a staging directory a killed job left) is
     never data, so it does not count."""
     counts = Counter(e.status for e in state.entries)
-    shown = [e for e in state.entries if not e.name.startswith(HIDDEN_PREFIXES)]
-    return {
-        **{status: counts.get(status, 0) for status in STATUSES},
-        "files": sum(e.file_count for e in shown),
-        "bytes": sum(e.size for e in shown),
-    }
+    files, size = state.data_totals()
+    return {**{status: counts.get(status, 0) for status in STATUSES}, "files": files,
+            "bytes": size}
 
 
 def partition_json(p: PartitionState, with_files: bool, _entries=None) -> dict:
@@ -209,8 +206,8 @@ def partition_line(p: PartitionState) -> str:
     foreign = sum(1 for e in s.entries if e.foreign)
     if foreign:
         parts.append(f"{foreign:,} foreign")
-    total = summary(s)
-    parts.append(f"{count(total['files'], 'file')}, {human_bytes(total['bytes'])}")
+    files, size = s.data_totals()
+    parts.append(f"{count(files, 'file')}, {human_bytes(size)}")
     line = f"{label}: " + ", ".join(parts)
     if p.read_error is not None:  # the selection succeeds; Hive's reader then fails
         line += (f"\n{label}: Hive selects as above, then fails to read: {p.read_error.kind}: "

@@ -70,7 +70,7 @@ def report_command(
     from ..commands.validate import ValidateOptions
     from ..core.compaction import Settings
     from .output import count
-    from .report_html import report_html, report_json
+    from .report_html import PANELS, draw, report_html, report_json
 
     paths, target = resolve_many(paths, metastore=metastore, hive_version=hive_version,
                                  write_ids=write_ids, txns=txns, insert_only=insert_only,
@@ -82,9 +82,11 @@ def report_command(
                            table_name=table or (target.table.full_name if target.table
                                                 else None))
     props = target.table.parameters if target.table is not None else None
+    html = fmt is ReportFormat.html
     report = build_report(paths, opts, Settings.of().for_table(props), table=opts.table_name,
-                          progress=sys.stderr.isatty())
-    data = report_json(report) if fmt is ReportFormat.json else report_html(report)
+                          progress=sys.stderr.isatty(), draw=draw if html else None,
+                          drawn=PANELS if html else 0)
+    data = report_html(report) if html else report_json(report)
     write_whole(output, data.encode())
     counts = report.counts()
     note(f"wrote {output}: {count(len(report.tables), 'table')}, "

@@ -8,10 +8,18 @@ import json
 
 from ..core.rules import REGISTRY, SEVERITIES
 from .output import count, display, human_bytes, partition_line
-from .svg import table_svg, text
+from .svg import panel, picture, text
 
 PANELS = 12  # partitions drawn per table (ls --format svg draws every one)
 FINDINGS = 200  # findings listed per table (the JSON has them all)
+
+
+def draw(p) -> tuple[str, str, int]:
+    """What the report shows of one of a table's first partitions (a ``PartitionState``),
+    made where validate checked it (``build_report``'s ``draw``): its ``ls`` line, as HTML,
+    and its panel of the table's picture with the panel's height."""
+    line = text(partition_line(p).splitlines()[0])
+    return (line, *panel(p, line))
 
 
 def report_json(report) -> str:
@@ -25,15 +33,11 @@ def report_json(report) -> str:
                 {"code": f.code, "severity": f.severity, "path": f.path, "message": f.message}
                 for f in t.findings],
             "partitions": [{
-                "partition": p.partition, "path": p.location.url, "base": p.state.base,
-                "deltas": list(p.state.deltas), "obsolete": len(p.state.obsolete),
-                "aborted": len(p.state.aborted), "files": sum(e.file_count for e in
-                                                               p.state.entries),
-                "bytes": sum(e.size for e in p.state.entries),
-                "error": p.state.error.message if p.state.error else None,
-                **({"compaction": t.decisions[p.partition].as_dict()}
-                   if p.partition in t.decisions else {}),
-            } for p in t.state.partitions]} for t in report.tables],
+                "partition": p.partition, "path": p.url, "base": p.base,
+                "deltas": list(p.deltas), "obsolete": p.obsolete, "aborted": p.aborted,
+                "files": p.files, "bytes": p.bytes, "error": p.error,
+                **({"compaction": p.decision.as_dict()} if p.decision is not None else {}),
+            } for p in t.partitions]} for t in report.tables],
         "elsewhere": [{"code": f.code, "severity": f.severity, "path": f.path,
                        "message": f.message} for f in report.elsewhere],
     }
@@ -41,7 +45,7 @@ def report_json(report) -> str:
 
 
 def report_html(report) -> str:
-    totals, counts = report.totals(), report.counts()
+    totals, counts, codes_found = report.totals(), report.counts(), report.codes()
     due = report.due()
     def li(n: int, word: str, cls: str = "", more: str = "") -> str:
         number, _, rest = count(n, word).partition(" ")
@@ -54,31 +58,31 @@ def report_html(report) -> str:
                + li(len(due), "compaction", more=" due") + "</ul>")
     codes = "".join(f"<tr><td><a href='#rule-{c}'>{c}</a></td><td>{n:,}</td>"
                     f"<td>{html.escape(REGISTRY[c].summary) if c in REGISTRY else ''}</td></tr>"
-                    for c, n in report.codes().items())
+                    for c, n in codes_found.items())
     rows = []
-    for t, p in report.partitions:
-        s = p.state
-        d = t.decisions.get(p.partition)
-        c = {sev: sum(1 for f in t.findings if f.severity == sev and
-                      (f.path == p.location.url or f.path.startswith(p.location.url + "/")))
-             for sev in SEVERITIES}
-        rows.append(
-            "<tr>" + "".join(f"<td>{v}</td>" for v in (
-                text(t.name), text(p.partition or "(table root)"), text(s.base or ""),
-                len(s.deltas), len(s.obsolete), len(s.aborted),
-                sum(e.file_count for e in s.entries), sum(e.size for e in s.entries),
-                c["error"], c["warning"], c["info"],
-                (d.kind or "") if d else "fails")) + "</tr>")
+    for t in report.tables:
+        name = f"<tr><td>{text(t.name)}</td>"
+        counts = _by_partition(t)
+        for p in t.partitions:
+            c = counts.get(p.url) or _NONE
+            d = p.decision
+            rows.append(f"{name}<td>{text(p.partition or '(table root)')}</td>"
+                        f"<td>{text(p.base or '')}</td><td>{len(p.deltas)}</td>"
+                        f"<td>{p.obsolete}</td><td>{p.aborted}</td><td>{p.files}</td>"
+                        f"<td>{p.bytes}</td><td>{c['error']}</td><td>{c['warning']}</td>"
+                        f"<td>{c['info']}</td><td>{(d.kind or '') if d else 'fails'}</td></tr>")
     few = len(report.tables) <= 3  # a few tables' sections open; many, collapsed
-    tables = "".join(_table_section(i, t, few) for i, t in enumerate(report.tables))
+    tables = "".join(_table_section(i, t, few, report.snapshot.hive_version)
+                     for i, t in enumerate(report.tables))
     glossary = "".join(
         f"<div id='rule-{c}'><h4>{c} {html.escape(REGISTRY[c].summary)}</h4>"
         f"<p>{html.escape(REGISTRY[c].what)}</p><p><i>Why:</i> {html.escape(REGISTRY[c].why)}"
         f"</p><p><i>Fix:</i> {html.escape(REGISTRY[c].fix)}</p></div>"
-        for c in report.codes() if c in REGISTRY)
+        for c in codes_found if c in REGISTRY)
     title = text(", ".join(display(p) for p in report.paths))
     snap = report.snapshot.describe()
-    snapshot = text(f"{snap.get('write_ids') or snap.get('txns')} ({snap.get('source')})")
+    snapshot = text("everything committed (no snapshot given)" if snap["source"] == "default"
+                    else f"{snap.get('write_ids') or snap.get('txns')} ({snap['source']})")
     head = ["table", "partition", "base", "deltas", "obsolete", "aborted", "files", "bytes",
             "errors", "warnings", "info", "compaction"]
     return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>acidtool report: {title}"
@@ -93,21 +97,42 @@ def report_html(report) -> str:
             f"<h2>Rules found</h2>{glossary}<script>{_JS}</script></body></html>\n")
 
 
-def _table_section(i: int, t, opened: bool) -> str:
+_NONE = dict.fromkeys(SEVERITIES, 0)
+
+
+def _by_partition(t) -> dict[str, dict[str, int]]:
+    """A table's findings counted by severity for each partition whose directory holds
+    their path (a partition nested in another counts as its own)."""
+    urls = {p.url.rstrip("/") for p in t.partitions}
+    out: dict[str, dict[str, int]] = {}
+    for f in t.findings:
+        path = f.path.rstrip("/")
+        while path and path not in urls:
+            cut = path.rfind("/")
+            path = path[:cut] if cut > 0 else ""
+        if path:
+            out.setdefault(path, dict(_NONE))[f.severity] += 1
+    return out
+
+
+def _table_section(i: int, t, opened: bool, hive_version) -> str:
     c = t.counts()
     found = "".join(f"<li class={f.severity}><b>{f.code}</b> {f.severity}: "
                     f"{text(f.path)}<br>{text(f.message)}</li>" for f in t.findings[:FINDINGS])
     if len(t.findings) > FINDINGS:
         found += f"<li>... {len(t.findings) - FINDINGS:,} more (in --format json)</li>"
-    plan = "".join(f"<li><b>{d.kind}</b> {text(part or '(table root)')}: {text(d.reason)}"
-                   f"</li>" for part, d in t.decisions.items() if d.kind)
-    lines = "".join(f"<li>{text(partition_line(p).splitlines()[0])}</li>"
-                    for p in t.state.partitions[:PANELS])
+    plan = "".join(f"<li><b>{p.decision.kind}</b> {text(p.partition or '(table root)')}: "
+                   f"{text(p.decision.reason)}</li>" for p in t.due())
+    drawn = [p.drawn for p in t.partitions if p.drawn is not None]
+    lines = "".join(f"<li>{line}</li>" for line, _, _ in drawn)
+    pic = picture(f"{display(t.url)} (Hive {hive_version})",
+                  [(body, height) for _, body, height in drawn],
+                  len(t.partitions) - len(drawn))
     return (f"<details id='t{i}'{' open' if opened else ''}><summary>{text(t.name)} &middot; "
             f"{text(t.url)} &middot; "
-            f"{len(t.state.partitions):,} partitions, {c['error']:,} errors, "
-            f"{c['warning']:,} warnings</summary><ul>{lines}</ul>"
-            f"<div class=pic>{table_svg(t.state, PANELS)}</div>"
+            f"{count(len(t.partitions), 'partition')}, {count(c['error'], 'error')}, "
+            f"{count(c['warning'], 'warning')}</summary><ul>{lines}</ul>"
+            f"<div class=pic>{pic}</div>"
             f"<h3>Findings</h3><ul class=found>{found or '<li>none</li>'}</ul>"
             f"<h3>Compactions due</h3><ul>{plan or '<li>none</li>'}</ul></details>")
 

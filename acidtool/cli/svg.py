@@ -43,6 +43,9 @@ def text(value: object) -> str:
     """A value as XML character data: terminal controls and lone surrogates made visible
     (as ``ls`` prints them), characters XML cannot hold as ``\\uXXXX``, then markup
     characters escaped."""
+    value = str(value)
+    if value.isascii() and value.isprintable():  # the usual label, checked in C
+        return escape(value)
     shown = escape_surrogates(display(str(value)))
     return escape(_NOT_XML.sub(lambda m: f"\\u{ord(m.group()):04x}", shown))
 
@@ -50,29 +53,33 @@ def text(value: object) -> str:
 def table_svg(table, max_panels: int = MAX_PANELS) -> str:
     """The picture of an ``ls`` report (a ``TableState``), of ``max_panels`` partitions at
     most (the others counted at its foot)."""
-    panels, y = [], 58
     shown = table.partitions[:max_panels]
-    for p in shown:
-        body, height = _panel(p, y)
-        panels.append(body)
+    return picture(f"{display(table.location.url)} (Hive {table.snapshot.hive_version})",
+                   [panel(p) for p in shown], len(table.partitions) - len(shown),
+                   len(table.stray))
+
+
+def picture(title: str, panels: list[tuple[str, int]], more: int = 0, stray: int = 0) -> str:
+    """Panels (``panel``'s) one below the other under ``title``, then a count of the
+    ``more`` partitions not drawn and of the ``stray`` paths outside every partition."""
+    out, y = [], 58
+    for body, height in panels:
+        out.append(f'<g transform="translate(0,{y})">\n{body}\n</g>')
         y += height + 24
-    foot = []
-    more = len(table.partitions) - len(shown)
     if more > 0:
-        foot.append(f'<text x="10" y="{y + 4}" class="note">... and {more:,} more partitions '
-                    "(acidtool ls --format json lists every one)</text>")
+        out.append(f'<text x="10" y="{y + 4}" class="note">... and {more:,} more partitions '
+                   "(acidtool ls --format json lists every one)</text>")
         y += 24
-    if table.stray:
-        foot.append(f'<text x="10" y="{y + 4}" class="note">{len(table.stray):,} paths lie '
-                    "outside every partition: Hive never reads them</text>")
+    if stray:
+        out.append(f'<text x="10" y="{y + 4}" class="note">{stray:,} paths lie '
+                   "outside every partition: Hive never reads them</text>")
         y += 24
-    title = text(f"{display(table.location.url)} (Hive {table.snapshot.hive_version})")
+    title = text(title)
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{y + 10}" '
             f'viewBox="0 0 {WIDTH} {y + 10}" font-family="sans-serif" font-size="11">\n'
             f"<title>{title}</title>\n{_STYLE}\n"
             f'<text x="10" y="20" class="title">{title}</text>\n'
-            f"{_LEGEND}\n"
-            + "\n".join(panels + foot) + "\n</svg>\n")
+            f"{_LEGEND}\n" + "\n".join(out) + "\n</svg>\n")
 
 
 _LEGEND = "".join(
@@ -95,20 +102,36 @@ stroke-width="1"/></pattern></defs>
 .skip{fill:url(#hatch)}</style>"""
 
 
-def _panel(p, top: int) -> tuple[str, int]:
+class _Paint(dict):
+    """A bar's fill and style (its kind's colour, its status's style) as SVG attributes."""
+
+    def __missing__(self, key: tuple[str, str]) -> str:
+        kind, status = key
+        self[key] = (f'fill="{COLORS[kind]}" stroke="#333" stroke-width="0.5" '
+                     f'style="{STATUS_STYLE.get(status, "fill-opacity:0.12")}"/>')
+        return self[key]
+
+
+_PAINT = _Paint()
+
+
+def panel(p, line: str | None = None) -> tuple[str, int]:
+    """A partition (a ``PartitionState``) drawn from y 0 down, and the height it takes;
+    ``line``: its ``ls`` line as XML text, where the caller has it."""
     s = p.state
-    out = [f'<text x="10" y="{top}" class="head">{text(p.partition or "(table root)")}</text>',
-           f'<text x="10" y="{top + 14}" class="note">'
-           f"{text(partition_line(p).splitlines()[0])}</text>"]
+    if line is None:
+        line = text(partition_line(p).splitlines()[0])
+    out = [f'<text x="10" y="0" class="head">{text(p.partition or "(table root)")}</text>',
+           f'<text x="10" y="14" class="note">{line}</text>']
     if s.error is not None:
-        out.append(f'<text x="10" y="{top + 30}" fill="#b00">Hive fails here: '
+        out.append(f'<text x="10" y="30" fill="#b00">Hive fails here: '
                    f"{text(s.error.message)}</text>")
         return "\n".join(out), 40
     bars = bars_of(s.entries)
     loose = [e for e in s.entries if e.parsed is None and e.kind not in ("hidden",)]
     high = max([b.high for b in bars] + [1])
     rows = lanes(bars)
-    y0 = top + 28
+    y0 = 28
     scale = (WIDTH - LEFT - RIGHT) / (high + 1)
 
     def x(w: int) -> float:
@@ -118,14 +141,9 @@ def _panel(p, top: int) -> tuple[str, int]:
         y = y0 + lane * LANE
         for b in row:
             x1, x2 = x(b.low), x(b.high + 1)
-            style = STATUS_STYLE.get(b.status, "fill-opacity:0.12")
-            out.append(f'<g><title>{text(b.tip)}</title>'
-                       f'<rect x="{x1:.1f}" y="{y}" width="{max(x2 - x1, 2):.1f}" '
-                       f'height="{LANE - 4}" fill="{COLORS[b.kind]}" stroke="#333" '
-                       f'stroke-width="0.5" style="{style}"/>'
-                       + (f'<rect x="{x1:.1f}" y="{y}" width="{max(x2 - x1, 2):.1f}" '
-                          f'height="{LANE - 4}" class="skip"/>' if b.status != "selected"
-                          else "")
+            box = f'<rect x="{x1:.1f}" y="{y}" width="{max(x2 - x1, 2):.1f}" height="{LANE - 4}" '
+            out.append(f"<g><title>{text(b.tip)}</title>{box}{_PAINT[b.kind, b.status]}"
+                       + (f'{box}class="skip"/>' if b.status != "selected" else "")
                        + f'<text x="{x1 + 3:.1f}" y="{y + 11}" class="lab">'
                        f"{text(fit(b.label, x2 - x1))}</text></g>")
     bottom = y0 + max(len(rows), 1) * LANE
@@ -142,7 +160,7 @@ def _panel(p, top: int) -> tuple[str, int]:
     if len(loose) > 8:
         out.append(f'<text x="10" y="{y0 + 8 * LANE + 11}" class="note">'
                    f"... {len(loose) - 8:,} more files</text>")
-    height = max(bottom + 16, y0 + min(len(loose), 9) * LANE) - top
+    height = max(bottom + 16, y0 + min(len(loose), 9) * LANE)
     return "\n".join(out), height
 
 

@@ -37,10 +37,9 @@ def bars_of(entries) -> list[Bar]:
             low, high = d.min_write_id, d.max_write_id
         else:
             continue
-        tip = (f"{e.name}: {e.status}, {e.reason}; {e.file_count:,} files, "
-               f"{human_bytes(e.size)}")
-        each.append((Bar(kind, low, high, e.status, f"{e.name} {human_bytes(e.size)}", tip),
-                     e.size))
+        size = human_bytes(e.size)
+        tip = f"{e.name}: {e.status}, {e.reason}; {e.file_count:,} files, {size}"
+        each.append((Bar(kind, low, high, e.status, f"{e.name} {size}", tip), e.size))
     if len(each) <= MAX_BARS:
         return [b for b, _ in each]
     read = [(b, size) for b, size in each if b.status == "selected"]

@@ -39,11 +39,11 @@ class ValidateOptions:
     ignore: tuple[str, ...] = ()
     spark: bool = False  # shares of partitions checked by Spark's executors (spark_jobs)
     master: str | None = None
-    # Run on each partition where it is checked (in the process or on the executor that
-    # checked it), its results kept in ``Report.kept``: what a caller wants of the listing
-    # and selection validate makes anyway (``report`` keeps each partition's selection).
-    # A module-level function or a partial of one: it is pickled to other processes.
-    keep: Callable[[Pending], object] | None = None
+    # Run on the partitions of a table checked together (in the process or on the executor
+    # that checked them), giving a value for each, kept in ``Report.kept``: what a caller
+    # wants of the listing and selection validate makes anyway (``report`` sums each
+    # partition up). A module-level function or a partial of one: it is pickled elsewhere.
+    keep: Callable[[list[Pending]], list] | None = None
 
     def codes(self) -> list[str]:
         return select_codes(self.select, self.ignore)
@@ -100,12 +100,18 @@ class Pending:
     files: dict = field(default_factory=dict)
     rows: dict = field(default_factory=dict)
     acid_markers: dict = field(default_factory=dict)
+    _facts: PartitionFacts | None = field(default=None, repr=False, compare=False)
 
     def facts(self) -> PartitionFacts:
-        state = self.state if self.sized else with_sizes(self.state, self._sizes())
-        return PartitionFacts(self.loc.url, self.name, state,
-                              MappingProxyType(self.acid_markers), MappingProxyType(self.files),
-                              MappingProxyType(self.rows), self.links)
+        """The partition's facts, once its files are read (made once: the rules and
+        ``ValidateOptions.keep`` share them)."""
+        if self._facts is None:
+            state = self.state if self.sized else with_sizes(self.state, self._sizes())
+            self._facts = PartitionFacts(self.loc.url, self.name, state,
+                                         MappingProxyType(self.acid_markers),
+                                         MappingProxyType(self.files),
+                                         MappingProxyType(self.rows), self.links)
+        return self._facts
 
     def _sizes(self) -> dict[str, int]:
         """The sizes of the files listed without one: as their reads found them, else (a

@@ -2,44 +2,64 @@
 or JSON: every table and partition as ``ls`` selects it, validate's findings, and the
 compaction Hive's Initiator would pick for each partition.
 
-The findings are ``validate``'s own (its listing, footers and rules, in parallel as it does);
-the selections are the ones validate makes of that listing, kept, and each partition's
-compaction is decided where validate checked it. Nothing is written.
+The findings are ``validate``'s own (its listing, footers and rules, in parallel as it does).
+Each partition is summed up where validate checked it, from the selection validate makes
+there: what it reads and skips, its size, and the compaction the Initiator would pick; and,
+for the first partitions of each table, whatever the caller draws of it (``draw``: the
+picture and the line the HTML shows), so that drawing runs in parallel too and only small
+values come back. Nothing is written.
 """
 
 from __future__ import annotations
 
 import functools
-import typing
 from dataclasses import dataclass, field, replace
-from types import MappingProxyType
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from ..core.compaction import Decision, Settings, decide, table_name_of
-from ..core.listing import Listing
 from ..core.raw import read_failure
 from ..core.rules import SEVERITIES, Finding
 from ..core.snapshot import Snapshot
 from ..core.versions import HiveVersion
-from ..io.fs import resolve
 from .facts import Pending, ValidateOptions
-from .ls import PartitionState, TableState
+from .ls import PartitionState
 from .validate import validate
+
+# What draws a partition (a module-level function: it is pickled to other processes), and
+# how many partitions of each table it draws: the first, in partition order.
+Draw = Callable[[PartitionState], Any]
+
+
+@dataclass(frozen=True)
+class PartitionReport:
+    partition: str  # "" for an unpartitioned table
+    url: str
+    base: str | None
+    deltas: tuple[str, ...]  # read
+    obsolete: int
+    aborted: int
+    files: int
+    bytes: int
+    error: str | None  # getAcidState's failure here (then no decision)
+    decision: Decision | None
+    drawn: Any = None  # what ``draw`` made of it, for the first partitions of its table
 
 
 @dataclass
 class TableReport:
-    state: TableState
+    url: str
     name: str  # db.table, guessed from the warehouse path (or given)
+    partitions: list[PartitionReport] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
-    decisions: dict[str, Decision] = field(default_factory=dict)  # partition -> decision
-
-    @property
-    def url(self) -> str:
-        return self.state.location.url
 
     def counts(self) -> dict[str, int]:
-        return {s: sum(1 for f in self.findings if f.severity == s) for s in SEVERITIES}
+        out = dict.fromkeys(SEVERITIES, 0)
+        for f in self.findings:
+            out[f.severity] += 1
+        return out
+
+    def due(self) -> list[PartitionReport]:
+        return [p for p in self.partitions if p.decision is not None and p.decision.kind]
 
 
 @dataclass
@@ -51,11 +71,15 @@ class WarehouseReport:
     elsewhere: list[Finding] = field(default_factory=list)  # in no table's directory
 
     @property
-    def partitions(self) -> list[tuple[TableReport, PartitionState]]:
-        return [(t, p) for t in self.tables for p in t.state.partitions]
+    def partitions(self) -> list[tuple[TableReport, PartitionReport]]:
+        return [(t, p) for t in self.tables for p in t.partitions]
 
     def counts(self) -> dict[str, int]:
-        return {s: sum(t.counts()[s] for t in self.tables) for s in SEVERITIES}
+        out = dict.fromkeys(SEVERITIES, 0)
+        for t in self.tables:
+            for s, n in t.counts().items():
+                out[s] += n
+        return out
 
     def codes(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -64,59 +88,59 @@ class WarehouseReport:
                 out[f.code] = out.get(f.code, 0) + 1
         return dict(sorted(out.items()))
 
-    def due(self) -> list[tuple[TableReport, str, Decision]]:
-        return [(t, part, d) for t in self.tables for part, d in t.decisions.items() if d.kind]
+    def due(self) -> list[tuple[TableReport, PartitionReport]]:
+        return [(t, p) for t in self.tables for p in t.due()]
 
     def totals(self) -> dict[str, int]:
-        files = size = 0
-        for _, p in self.partitions:
-            for e in p.state.entries:
-                files += e.file_count
-                size += e.size
-        return {"tables": len(self.tables), "partitions": len(self.partitions),
-                "files": files, "bytes": size}
+        parts = [p for t in self.tables for p in t.partitions]
+        return {"tables": len(self.tables), "partitions": len(parts),
+                "files": sum(p.files for p in parts), "bytes": sum(p.bytes for p in parts)}
 
 
 def build_report(paths: Sequence[str], opts: ValidateOptions, settings: Settings, *,
-                 table: str | None = None, progress: bool = False) -> WarehouseReport:
+                 table: str | None = None, progress: bool = False, draw: Draw | None = None,
+                 drawn: int = 0) -> WarehouseReport:
     """Validate PATHs (as ``validate`` with ``opts``, its progress bar shown on a terminal
-    when ``progress``), keeping each partition's selection as validate makes it, and decide
-    each partition's compaction where it is checked."""
+    when ``progress``), summing each partition up where it is checked, and ``draw`` the first
+    ``drawn`` partitions of each table there."""
     snap = opts.snapshot
     keep = functools.partial(_kept, hive_version=snap.hive_version, settings=settings,
-                             insert_only=snap.insert_only)
+                             insert_only=snap.insert_only, draw=draw, drawn=drawn)
     found = validate(paths, replace(opts, keep=keep), progress=progress)
-    tlocs = [resolve(url) for url in found.table_roots]
-    by_table: list[list[tuple[PartitionState, Decision | None]]] = [[] for _ in tlocs]
+    tables = [TableReport(url, table if table and len(found.table_roots) == 1
+                          else table_name_of(url)[0]) for url in found.table_roots]
     for index, kept in found.kept:
-        # what _kept gave validate to keep for each partition (validate holds it as object)
-        parts_kept = typing.cast(tuple[Any, Any, Any, Any, Any, Any, Any], kept)
-        name, paths_, markers, state, links, failure, decision = parts_kept
-        ploc = tlocs[index].child(name) if name else tlocs[index]
-        listing = Listing(paths_, MappingProxyType(markers), root=ploc.url)
-        by_table[index].append((PartitionState(name, ploc, listing, state, links, failure),
-                                decision))
-    tables = []
-    for tloc, parts in zip(tlocs, by_table):
-        parts.sort(key=lambda p: p[0].partition)
-        name = table if table and len(tlocs) == 1 else table_name_of(tloc.url)[0]
-        state = TableState(tloc, snap, tuple(p for p, _ in parts), ())
-        tables.append(TableReport(state, name, decisions={p.partition: d for p, d in parts
-                                                          if d is not None}))
+        tables[index].partitions.append(kept)  # type: ignore[arg-type]  # _kept's own
+    for t in tables:
+        t.partitions.sort(key=lambda p: p.partition)
+        # A partition checked beside fewer than ``drawn`` of its table that sort before it
+        # was drawn: every one of the first ``drawn`` was, and only those are kept drawn.
+        t.partitions[drawn:] = [replace(p, drawn=None) if p.drawn is not None else p
+                                for p in t.partitions[drawn:]]
     return WarehouseReport(list(paths), snap, tables, found.files,
                            _place(found.findings, tables))
 
 
-def _kept(p: Pending, hive_version: HiveVersion, settings: Settings, insert_only: bool) -> tuple:
-    """What the report keeps of a partition validate checked (in the process that checked
-    it): its listing, its selection with every size, Hive's read failure on it, and the
-    compaction the Initiator would pick (none where the selection failed)."""
-    state = p.facts().state
-    decision = None
-    if state.error is None:
-        decision = decide(state, hive_version, settings, insert_only=insert_only)
-    return (p.name, p.listing.paths, dict(p.listing.markers), state, p.links,
-            read_failure(state, hive_version), decision)
+def _kept(pending: list[Pending], hive_version: HiveVersion, settings: Settings,
+          insert_only: bool, draw: Draw | None, drawn: int) -> list[PartitionReport]:
+    """Partitions of one table validate checked together, each summed up (in the process that
+    checked them): its selection, its size, the compaction the Initiator would pick (none
+    where the selection failed), and the first ``drawn`` of them drawn."""
+    first = {p.name for p in sorted(pending, key=lambda p: p.name)[:drawn]} if draw else set()
+    out = []
+    for p in pending:
+        s = p.facts().state
+        picture = None
+        if p.name in first and draw is not None:
+            picture = draw(PartitionState(p.name, p.loc, p.listing, s, p.links,
+                                          read_failure(s, hive_version)))
+        out.append(PartitionReport(
+            p.name, p.loc.url, s.base, tuple(s.deltas), len(s.obsolete), len(s.aborted),
+            *s.data_totals(),
+            s.error.message if s.error is not None else None,
+            decide(s, hive_version, settings, insert_only=insert_only) if s.error is None
+            else None, picture))
+    return out
 
 
 def _place(findings: list[Finding], tables: list[TableReport]) -> list[Finding]:

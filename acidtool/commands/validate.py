@@ -146,7 +146,7 @@ def _validate_path(loc: Location, opts: ValidateOptions, ctx: Context, codes: li
               remote=not loc.is_local)
     for tloc, pending, stray in planned:
         if opts.keep is not None:
-            report.kept.extend((len(report.table_roots), opts.keep(p)) for p in pending)
+            report.kept.extend((len(report.table_roots), k) for k in opts.keep(pending))
         report.table_roots.append(tloc.url)
         table = TableFacts(tloc.url, tuple(p.facts() for p in pending),
                            tuple(s.path for s in stray))
@@ -277,7 +277,7 @@ def _check_pending(pending: list[Pending], opts: ValidateOptions, ctx: Context,
                    ) -> tuple[list[Finding], dict[str, list], int, int, list]:
     read_all(pending, opts, pool, False, remote=remote)
     found, gathered = check_partitions((p.facts() for p in pending), ctx, codes)
-    kept = [opts.keep(p) for p in pending] if opts.keep is not None else []
+    kept = opts.keep(pending) if opts.keep is not None else []
     return found, gathered, len(pending), sum(len(p.files) for p in pending), kept
 
 

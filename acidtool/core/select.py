@@ -96,6 +96,16 @@ class AcidState:
     def delta_entries(self) -> list[Entry]:
         return [self.entry(n) for n in self.deltas]
 
+    def data_totals(self) -> tuple[int, int]:
+        """(files, bytes) of the entries that are not hidden: a hidden entry (a name starting
+        with '_' or '.', such as a staging directory a killed job left) is never data."""
+        files = size = 0
+        for e in self.entries:
+            if not e.name.startswith(HIDDEN_PREFIXES):
+                files += e.file_count
+                size += e.size
+        return files, size
+
     @property
     def read_entries(self) -> list[Entry]:
         """The base (if any) and the deltas the selection reads, in that order."""
