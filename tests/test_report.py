@@ -168,3 +168,21 @@ def test_the_page_names_the_snapshot_it_shows(tmp_path):
     given = "shop.orders:5:9223372036854775807::"
     assert run("report", wh / "shop.db" / "orders", "--write-ids", given, "-o", out).code == 0
     assert f"snapshot {given} (--write-ids/--txns)" in out.read_text()
+
+
+def test_a_partition_row_counts_its_own_findings_not_a_nested_ones(tmp_path):
+    # --recursive takes ds=1 and ds=1/hr=1 for two partitions of one table (each holds a
+    # delta): a foreign file's error counts in the row of the partition holding it only
+    wh = tmp_path / "wh"
+    t = wh / "db.db" / "t"
+    build(t / "ds=1", {**delta("delta_0000001_0000001_0000", acid(events(1))),
+                       "part-00000.orc": plain()})
+    build(t / "ds=1" / "hr=1", {**delta("delta_0000001_0000001_0000", acid(events(1))),
+                                "part-00000.orc": plain(), "part-00001.orc": plain()})
+    out = tmp_path / "r.html"
+    assert run("report", wh, "-r", "-o", out).code == 0
+    page = out.read_text()
+    body = page[page.index("<tbody>"):page.index("</tbody>")]
+    rows = {cells[1]: cells for cells in
+            (re.findall(r"<td>(.*?)</td>", row) for row in body.split("<tr>")[1:])}
+    assert (rows["ds=1"][8], rows["ds=1/hr=1"][8]) == ("1", "2")  # the errors column
