@@ -112,9 +112,10 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
          "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
-def browse(tmp_path: Path, svg: Path, *what: str) -> subprocess.CompletedProcess:
+def browse(tmp_path: Path, svg: Path, *what: str, url_suffix: str = ""
+           ) -> subprocess.CompletedProcess:
     return subprocess.run([chromium(), *FLAGS, f"--user-data-dir={tmp_path / 'profile'}",
-                           "--enable-logging=stderr", "--v=0", *what, svg.as_uri()],
+                           "--enable-logging=stderr", "--v=0", *what, svg.as_uri() + url_suffix],
                           capture_output=True, text=True, timeout=120)
 
 

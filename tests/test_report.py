@@ -186,3 +186,31 @@ def test_a_partition_row_counts_its_own_findings_not_a_nested_ones(tmp_path):
     rows = {cells[1]: cells for cells in
             (re.findall(r"<td>(.*?)</td>", row) for row in body.split("<tr>")[1:])}
     assert (rows["ds=1"][8], rows["ds=1/hr=1"][8]) == ("1", "2")  # the errors column
+
+
+def test_a_row_leads_to_its_table_whose_hostile_path_stays_an_attribute(tmp_path):
+    from html.parser import HTMLParser
+
+    wh = tmp_path / "wh"
+    # more than three tables: every section starts collapsed
+    names = ["a", "b", "t", "u'v\" onmouseover x<b>"]  # (no '=': that makes a partition)
+    for name in names:
+        build(wh / "db.db" / name / "ds=1", delta("delta_0000001_0000001_0000", acid(events(1))))
+    out = tmp_path / "r.html"
+    assert run("report", wh, "-r", "-o", out).code == 0
+
+    class Links(HTMLParser):
+        found: list = []
+
+        def handle_starttag(self, tag, attrs):
+            assert not any(k.startswith("on") for k, _ in attrs), attrs
+            if tag == "a" and dict(attrs).get("href", "").startswith("#t"):
+                self.found.append(dict(attrs))
+
+    Links().feed(out.read_text())
+    assert [(a["href"], a["title"].rsplit("/", 1)[-1]) for a in Links.found] == \
+        [(f"#t{i}", name) for i, name in enumerate(names)]
+    # a link's target opens: the page reveals the section its address names
+    dom = browse(tmp_path, out, "--dump-dom", url_suffix="#t3").stdout
+    opened = re.findall(r'<details id="(t\d)" open', dom)
+    assert opened == ["t3"], opened

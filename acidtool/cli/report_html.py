@@ -8,7 +8,7 @@ import json
 
 from ..core.rules import REGISTRY, SEVERITIES
 from .output import count, display, human_bytes, partition_line
-from .svg import panel, picture, text
+from .svg import attr, panel, picture, text
 
 PANELS = 12  # partitions drawn per table (ls --format svg draws every one)
 FINDINGS = 200  # findings listed per table (the JSON has them all)
@@ -60,8 +60,10 @@ def report_html(report) -> str:
                     f"<td>{html.escape(REGISTRY[c].summary) if c in REGISTRY else ''}</td></tr>"
                     for c, n in codes_found.items())
     rows = []
-    for t in report.tables:
-        name = f"<tr><td>{text(t.name)}</td>"
+    for i, t in enumerate(report.tables):
+        # the table's name (a guess from its path, which tables may share) leads to its
+        # section, its path shown on hovering
+        name = f"<tr><td><a href='#t{i}' title='{attr(t.url)}'>{text(t.name)}</a></td>"
         counts = _by_partition(t)
         for p in t.partitions:
             c = counts.get(p.url) or _NONE
@@ -156,4 +158,7 @@ document.querySelectorAll('#parts th').forEach(function(th){var asc=true;
 th.addEventListener('click',function(){var c=+th.dataset.col;rows.sort(function(a,b){
 var x=a.cells[c].textContent,y=b.cells[c].textContent,nx=parseFloat(x),ny=parseFloat(y);
 var r=(!isNaN(nx)&&!isNaN(ny))?nx-ny:x.localeCompare(y);return asc?r:-r});asc=!asc;
-rows.forEach(function(r){body.appendChild(r)});});});count();})();"""
+rows.forEach(function(r){body.appendChild(r)});});});count();
+function reveal(){var d=location.hash&&document.getElementById(location.hash.slice(1));
+if(d&&d.tagName==='DETAILS'){d.open=true;d.scrollIntoView();}}
+window.addEventListener('hashchange',reveal);reveal();})();"""

@@ -50,6 +50,11 @@ def text(value: object) -> str:
     return escape(_NOT_XML.sub(lambda m: f"\\u{ord(m.group()):04x}", shown))
 
 
+def attr(value: object) -> str:
+    """A value as ``text`` makes it, fit to stand in a quoted attribute (either quote)."""
+    return text(value).replace('"', "&quot;").replace("'", "&#x27;")
+
+
 def table_svg(table, max_panels: int = MAX_PANELS) -> str:
     """The picture of an ``ls`` report (a ``TableState``), of ``max_panels`` partitions at
     most (the others counted at its foot)."""
