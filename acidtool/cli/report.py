@@ -53,8 +53,9 @@ def report_command(
     A summary (tables, partitions, files, bytes; findings by severity and code; compactions
     due), a table of every partition to sort and filter, and per table its history drawn
     (as `ls --format svg`), its findings with what each rule checks, and the compactions
-    Hive's Initiator would run. The findings are `validate`'s (at --level metadata); the
-    file holds no script from elsewhere, no font, no link: it works opened from disk.
+    Hive's Initiator would run. The findings are `validate`'s (at --level metadata).
+    Nothing in the file comes from elsewhere (no script, font or link outside it): it
+    works opened from disk.
 
     Examples:
 
