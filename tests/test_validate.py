@@ -300,7 +300,7 @@ class _NoPool:
     def Pool(self, *args, **kwargs):  # noqa: N802 (multiprocessing's name)
         raise OSError(38, "Function not implemented")
 
-    Array = Pool
+    Array = Value = Pool
 
 
 def _deep_table(root, partitions: int, row_type: str = "struct<id:int,name:string>"):

@@ -322,17 +322,17 @@ def _on_this_machine(units: list, work: Callable[[list], _Checked], processes: i
     # small enough to keep every process busy, and the progress line moving
     size = max(1, min(len(units) // (processes * 4), CHUNK_MAX))
     chunks = [units[i:i + size] for i in range(0, len(units), size)]
-    # The forked processes take chunks from the first on, this process from the last back
-    # (it would only wait otherwise), each chunk claimed once: whoever is faster does more.
-    # A forked process has the chunks and ``work`` already: it is sent a chunk's number only.
+    # Every process, this one too (it would only wait otherwise), takes the next chunk not
+    # yet taken, so whoever is faster does more and the chunks are checked about in order.
+    # A forked process has the chunks and ``work`` already: it is sent nothing but a task.
     # Where none can be forked (no POSIX semaphores in some sandboxes), this takes them all.
-    pool, claims = None, None
+    pool, taken = None, None
     if processes > 1 and len(chunks) > 1:
         fork = multiprocessing.get_context("fork")
         try:
-            claims = fork.Array("b", len(chunks))
+            taken = fork.Value("q", 0)
             pool = fork.Pool(min(processes - 1, len(chunks) - 1), initializer=_inherit,
-                             initargs=(work, chunks, claims))
+                             initargs=(work, chunks, taken))
         except (OSError, ImportError, ValueError):
             pool = None
     if pool is None:
@@ -340,34 +340,36 @@ def _on_this_machine(units: list, work: Callable[[list], _Checked], processes: i
             add(chunk, work(chunk))
         return
     with pool:
-        results = pool.imap(_claimed_chunk, range(len(chunks)))
-        for i in range(len(chunks) - 1, -1, -1):
-            if not _claim(claims, i):
-                break  # the processes have come this far: they take the rest
+        # one task a chunk: each takes the next chunk, or finds that this process took it
+        results = pool.imap_unordered(_next_chunk, range(len(chunks)))
+        while (i := _take(taken, len(chunks))) is not None:
             add(chunks[i], work(chunks[i]))
-        for chunk, checked in zip(chunks, results):
-            if checked is not None:
-                add(chunk, checked)
+        for done in results:
+            if done is not None:
+                add(chunks[done[0]], done[1])
 
 
-# What a forked process of _on_this_machine inherits: (work, chunks, claims)
+# What a forked process of _on_this_machine inherits: (work, chunks, the next chunk's number)
 _INHERITED: tuple = ()
 
 
-def _inherit(work: Callable[[list], _Checked], chunks: list, claims) -> None:
+def _inherit(work: Callable[[list], _Checked], chunks: list, taken) -> None:
     global _INHERITED
-    _INHERITED = (work, chunks, claims)
+    _INHERITED = (work, chunks, taken)
 
 
-def _claim(claims, i: int) -> bool:
-    with claims.get_lock():
-        if claims[i]:
-            return False
-        claims[i] = 1
-        return True
+def _take(taken, n: int) -> int | None:
+    """The number of the next chunk of ``n`` not yet taken by any process, now taken."""
+    with taken.get_lock():
+        i = taken.value
+        if i >= n:
+            return None
+        taken.value = i + 1
+        return i
 
 
-def _claimed_chunk(i: int) -> _Checked | None:
-    """Chunk ``i``, checked here unless another process claimed it first (then None)."""
-    work, chunks, claims = _INHERITED
-    return work(chunks[i]) if _claim(claims, i) else None
+def _next_chunk(_task: int) -> tuple[int, _Checked] | None:
+    """The next chunk not yet taken, checked here (None: every chunk is taken)."""
+    work, chunks, taken = _INHERITED
+    i = _take(taken, len(chunks))
+    return None if i is None else (i, work(chunks[i]))
