@@ -12,6 +12,7 @@ values come back. Nothing is written.
 
 from __future__ import annotations
 
+import bisect
 import functools
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Sequence
@@ -105,7 +106,7 @@ def build_report(paths: Sequence[str], opts: ValidateOptions, settings: Settings
     ``drawn`` partitions of each table there."""
     snap = opts.snapshot
     keep = functools.partial(_kept, hive_version=snap.hive_version, settings=settings,
-                             insert_only=snap.insert_only, draw=draw, drawn=drawn)
+                             insert_only=snap.insert_only, draw=draw, drawn=drawn, seen={})
     found = validate(paths, replace(opts, keep=keep), progress=progress)
     tables = [TableReport(url, table if table and len(found.table_roots) == 1
                           else table_name_of(url)[0]) for url in found.table_roots]
@@ -113,8 +114,8 @@ def build_report(paths: Sequence[str], opts: ValidateOptions, settings: Settings
         tables[index].partitions.append(kept)  # type: ignore[arg-type]  # _kept's own
     for t in tables:
         t.partitions.sort(key=lambda p: p.partition)
-        # A partition checked beside fewer than ``drawn`` of its table that sort before it
-        # was drawn: every one of the first ``drawn`` was, and only those are kept drawn.
+        # A partition was drawn where fewer than ``drawn`` of its table that sort before it
+        # had been seen: every one of the first ``drawn`` was, and only those are kept drawn.
         t.partitions[drawn:] = [replace(p, drawn=None) if p.drawn is not None else p
                                 for p in t.partitions[drawn:]]
     return WarehouseReport(list(paths), snap, tables, found.files,
@@ -122,18 +123,28 @@ def build_report(paths: Sequence[str], opts: ValidateOptions, settings: Settings
 
 
 def _kept(pending: list[Pending], hive_version: HiveVersion, settings: Settings,
-          insert_only: bool, draw: Draw | None, drawn: int) -> list[PartitionReport]:
+          insert_only: bool, draw: Draw | None, drawn: int,
+          seen: dict[str, list[str]]) -> list[PartitionReport]:
     """Partitions of one table validate checked together, each summed up (in the process that
     checked them): its selection, its size, the compaction the Initiator would pick (none
-    where the selection failed), and the first ``drawn`` of them drawn."""
-    first = {p.name for p in sorted(pending, key=lambda p: p.name)[:drawn]} if draw else set()
+    where the selection failed), and drawn unless ``drawn`` partitions of its table that
+    sort before it were seen already. ``seen`` holds, per table, the first ``drawn`` names
+    this process has met (each process has its own copy): processes take shares about in
+    order, so past a table's first share a process draws nothing more of it."""
+    pending = sorted(pending, key=lambda p: p.name)
     out = []
     for p in pending:
         s = p.facts().state
         picture = None
-        if p.name in first and draw is not None:
-            picture = draw(PartitionState(p.name, p.loc, p.listing, s, p.links,
-                                          read_failure(s, hive_version)))
+        if draw is not None and drawn > 0:
+            table = p.loc.url[:-len(p.name) - 1] if p.name else p.loc.url
+            first = seen.setdefault(table, [])
+            at = bisect.bisect_left(first, p.name)
+            if at < drawn:
+                first.insert(at, p.name)
+                del first[drawn:]
+                picture = draw(PartitionState(p.name, p.loc, p.listing, s, p.links,
+                                              read_failure(s, hive_version)))
         out.append(PartitionReport(
             p.name, p.loc.url, s.base, tuple(s.deltas), len(s.obsolete), len(s.aborted),
             *s.data_totals(),
