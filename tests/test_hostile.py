@@ -8,6 +8,7 @@ valid JSON / JSON lines / XML where it promises them, and no line of text that s
 from __future__ import annotations
 
 import json
+from html.parser import HTMLParser
 import os
 import random
 import xml.etree.ElementTree as ET
@@ -70,7 +71,12 @@ FORMATS = {
     "dump": [["--with-file"], ["--with-file", "--all", "--synthetic-row-ids"]],
     "meta": [["--format", "table"], ["--format", "json"], ["--all"]],
     "repair": [["--format", "text"], ["--format", "json"], ["--write-id", "9", "--min-age", "0"]],
+    "report": [["-o", "-"], ["--format", "json", "-o", "-"]],
 }
+
+HTML_TAGS = SVG_TAGS | {"html", "head", "meta", "style", "body", "h1", "h2", "h3", "h4", "p",
+                        "ul", "li", "b", "i", "table", "thead", "tbody", "tr", "th", "td",
+                        "input", "span", "details", "summary", "div", "a", "br", "script"}
 
 SNAPSHOTS = [[], ["--write-ids", "t:5:9223372036854775807::"],
              ["--write-ids", "t:99999999999999999999:1::"], ["--write-ids", "t:x\n::error::y"],
@@ -103,6 +109,14 @@ def _judge(args: list, result) -> None:
         assert {e.tag.rsplit("}", 1)[-1] for e in svg.iter()} <= SVG_TAGS, where
     elif fmt == "github":
         assert all(line.startswith("::") for line in lines), where
+    elif args[0] == "report":  # the page: no name became a tag, an attribute or a script
+        tags: list = []
+        page = HTMLParser()
+        page.handle_starttag = lambda tag, attrs: tags.append((tag, attrs))  # type: ignore
+        page.feed(result.out)
+        assert {tag for tag, _ in tags} <= HTML_TAGS, where
+        assert [tag for tag, _ in tags].count("script") == 1, where
+        assert not [a for _, attrs in tags for a, _ in attrs if a.startswith("on")], where
 
 
 def _run(*args):

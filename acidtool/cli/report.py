@@ -31,7 +31,8 @@ def report_command(
     paths: List[str] = typer.Argument(..., help="Tables, partitions, or (with --recursive) "
                                       "warehouse trees."),
     output: str = typer.Option(..., "--output", "-o", help="The file to write (whole, by one "
-                               "rename): report.html, or report.json with --format json."),
+                               "rename): report.html, or report.json with --format json; "
+                               "- for standard output."),
     recursive: bool = typer.Option(False, "--recursive", "-r", help="Every ACID table below "
                                    "each PATH."),
     write_ids: Optional[str] = typer.Option(None, "--write-ids", help=WRITE_IDS_HELP),
@@ -63,6 +64,7 @@ def report_command(
       acidtool report -r /warehouse -o warehouse.html
       acidtool report /warehouse/shop.db/orders --write-ids 'shop.orders:9:...' -o orders.html
       acidtool report -r /warehouse --format json -o warehouse.json
+      acidtool report -r /warehouse --format json -o - | jq '.tables[].table'
 
     Exit status: 0 written (whatever it found); 2 bad option or unreadable PATH.
     """
@@ -88,9 +90,13 @@ def report_command(
                           progress=sys.stderr.isatty(), draw=draw if html else None,
                           drawn=PANELS if html else 0)
     data = report_html(report) if html else report_json(report)
-    write_whole(output, data.encode())
+    if output == "-":
+        sys.stdout.write(data)
+        sys.stdout.flush()
+    else:
+        write_whole(output, data.encode())
     counts = report.counts()
-    note(f"wrote {output}: {count(len(report.tables), 'table')}, "
+    note(f"wrote {'standard output' if output == '-' else output}: {count(len(report.tables), 'table')}, "
          f"{count(len(report.partitions), 'partition')}; {count(counts['error'], 'error')}, "
          f"{count(counts['warning'], 'warning')}, "
          f"{count(len(report.due()), 'compaction')} due")

@@ -7,6 +7,7 @@ import html
 import json
 
 from ..core.rules import REGISTRY, SEVERITIES
+from .escapes import escape_json_names
 from .output import count, display, human_bytes, partition_line
 from .svg import attr, panel, picture, text
 
@@ -41,7 +42,8 @@ def report_json(report) -> str:
         "elsewhere": [{"code": f.code, "severity": f.severity, "path": f.path,
                        "message": f.message} for f in report.elsewhere],
     }
-    return json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
+    # a name that is not UTF-8 as every JSON output of acidtool writes it (escape_json_names)
+    return escape_json_names(json.dumps(doc, indent=1, ensure_ascii=False)) + "\n"
 
 
 def report_html(report) -> str:
