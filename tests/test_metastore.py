@@ -435,3 +435,33 @@ def test_compact_takes_hive4s_compactor_transaction_and_its_suffix(metastore, ta
             ids = client.write_ids(info, txns)
         hive = judge.read(location, str(ids), txns.text(ranges=False), buckets=2)
         assert sorted(f'{{"id":{v[0]},"name":"{v[1]}"}}' for _, v in hive) == before
+
+
+def test_report_names_the_table_and_takes_the_metastores_snapshot(metastore, table, tmp_path):
+    """report --metastore: the table as the metastore names it (not guessed from its path),
+    and an open writer's delta outside what the snapshot reads, as ls shows it."""
+    name, location = table
+    assert convert(metastore, raw_orc(tmp_path / "a" / "x.orc", [1]), name).code == 0
+    with Client(metastore.url) as client:
+        info = client.table(*name.split("."))
+        txn = client.open_txn()
+        write_id = client.allocate_write_id(txn, info) if metastore.version != "2" else txn
+        try:
+            assert run("convert", raw_orc(tmp_path / "b" / "y.orc", [2]), "--table", location,
+                       "--write-id", str(write_id), "--hive-version",
+                       metastore.version).code == 0
+            result = run("report", name, "--metastore", metastore.url, "--format", "json",
+                         "-o", "-")
+            assert result.code == 0, result.err
+            doc = result.json()
+            listed = run("ls", name, "--metastore", metastore.url, "--format", "json").json()
+        finally:
+            client.abort_txn(txn)
+    assert doc["hive_version"] == metastore.version
+    assert doc["snapshot"]["source"] == f"metastore {metastore.url}"
+    [reported] = doc["tables"]
+    assert reported["table"] == name
+    [part] = reported["partitions"]
+    [ls_part] = listed["partitions"]
+    assert part["deltas"] == ls_part["deltas"] and len(part["deltas"]) == 1
+    assert not any(f"_{write_id:07d}_" in d for d in part["deltas"])
