@@ -86,12 +86,16 @@ def test_more_partitions_than_a_picture_holds_are_counted(tmp_path):
     assert any("5 more partitions" in x for x in texts(svg))
 
 
-def test_output_file_and_the_options_it_goes_with(tmp_path):
+def test_output_file_and_the_options_it_goes_with(tmp_path, monkeypatch):
     t = small(tmp_path)
     out = tmp_path / "t.svg"
     result = run("ls", t, "--format", "svg", "-o", out)
     assert result.code == 0 and result.out == "" and f"wrote {out}" in result.err
     ET.parse(out)
+    monkeypatch.chdir(tmp_path)
+    to_stdout = run("ls", t, "--format", "svg", "-o", "-")
+    assert to_stdout.code == 0 and ET.fromstring(to_stdout.out.encode()) is not None
+    assert not (tmp_path / "-").exists()
     assert run("ls", t, "-o", out).code == 2
     assert run("ls", tmp_path, "--format", "svg", "-r").code == 2
 

@@ -176,7 +176,7 @@ def ls_svg(path: str, snapshot, ignore_empty_files: bool, output: str | None):
     state = with_read_failures(inspect_table(path, snapshot,
                                              ignore_empty_files=ignore_empty_files))
     picture = table_svg(state)
-    if output:
+    if output and output != "-":  # (-: standard output, as without --output)
         write_whole(output, picture.encode())
         note(f"wrote {output}")
     else:
