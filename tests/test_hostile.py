@@ -72,6 +72,10 @@ FORMATS = {
     "meta": [["--format", "table"], ["--format", "json"], ["--all"]],
     "repair": [["--format", "text"], ["--format", "json"], ["--write-id", "9", "--min-age", "0"]],
     "report": [["-o", "-"], ["--format", "json", "-o", "-"]],
+    "compaction-plan": [["--format", f] for f in ("text", "json", "sql")],
+    "upgrade-check": [["--format", f] for f in ("text", "json", "sql")],
+    "diff": [["--from-write-id", "1", "--to-write-id", "3"],
+             ["--from-write-id", "2", "--to-write-id", "5", "--insert-only"]],
 }
 
 HTML_TAGS = SVG_TAGS | {"html", "head", "meta", "style", "body", "h1", "h2", "h3", "h4", "p",
