@@ -214,3 +214,16 @@ def test_a_row_leads_to_its_table_whose_hostile_path_stays_an_attribute(tmp_path
     dom = browse(tmp_path, out, "--dump-dom", url_suffix="#t3").stdout
     opened = re.findall(r'<details id="(t\d)" open', dom)
     assert opened == ["t3"], opened
+
+
+def test_a_table_given_twice_is_reported_once(tmp_path):
+    wh = warehouse(tmp_path)
+    orders = wh / "shop.db" / "orders"
+    out = tmp_path / "r.json"
+    result = run("report", orders, f"{orders}/", wh / "shop.db" / "items", "--format", "json",
+                 "-o", out)
+    assert result.code == 0 and "2 tables, 4 partitions" in result.err, result.err
+    doc = json.loads(out.read_text())
+    alone = run("validate", orders, "--format", "json").json()
+    [reported] = [t for t in doc["tables"] if t["path"].endswith("orders")]
+    assert len(reported["findings"]) == len(alone["findings"]) > 0

@@ -22,6 +22,7 @@ from ..core.raw import read_failure
 from ..core.rules import SEVERITIES, Finding
 from ..core.snapshot import Snapshot
 from ..core.versions import HiveVersion
+from ..io.fs import resolve
 from .facts import Pending, ValidateOptions
 from .ls import PartitionState
 from .validate import validate
@@ -105,6 +106,12 @@ def build_report(paths: Sequence[str], opts: ValidateOptions, settings: Settings
     when ``progress``), summing each partition up where it is checked, and ``draw`` the first
     ``drawn`` partitions of each table there."""
     snap = opts.snapshot
+    # a directory given twice is reported once (validate would check it twice, and the
+    # second table of the same directory would take every finding)
+    unique: dict[str, str] = {}
+    for path in paths:
+        unique.setdefault(resolve(path).url.rstrip("/"), path)
+    paths = list(unique.values())
     keep = functools.partial(_kept, hive_version=snap.hive_version, settings=settings,
                              insert_only=snap.insert_only, draw=draw, drawn=drawn, seen={})
     found = validate(paths, replace(opts, keep=keep), progress=progress)
@@ -141,8 +148,9 @@ def _kept(pending: list[Pending], hive_version: HiveVersion, settings: Settings,
             first = seen.setdefault(table, [])
             at = bisect.bisect_left(first, p.name)
             if at < drawn:
-                first.insert(at, p.name)
-                del first[drawn:]
+                if at == len(first) or first[at] != p.name:  # (a PATH given twice: once)
+                    first.insert(at, p.name)
+                    del first[drawn:]
                 picture = draw(PartitionState(p.name, p.loc, p.listing, s, p.links,
                                               read_failure(s, hive_version)))
         out.append(PartitionReport(
