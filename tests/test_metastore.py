@@ -3,8 +3,11 @@ snapshots, and own convert's transactions. Each test runs against each version."
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import socket
+from dataclasses import dataclass
+from typing import Iterator
 
 import pyarrow as pa
 import pyarrow.orc as po
@@ -88,29 +91,53 @@ def test_a_converted_delta_is_committed_in_the_metastore_and_read_by_name(metast
         '{"id":1,"name":"n1"}', '{"id":2,"name":"n2"}', '{"id":3,"name":"n3"}']
 
 
-def test_an_open_transaction_hides_its_delta_as_hive_would(metastore, table, tmp_path):
-    """A writer still open in the metastore: its delta is on disk but nobody may read it."""
+@dataclass
+class OpenWrite:
+    """A write the metastore holds open: its transaction and write id (the transaction on
+    Hive 2), aborted when its ``with`` ends unless committed."""
+
+    client: Client
+    txn: int
+    write_id: int
+    committed: bool = False
+
+    def commit(self) -> None:
+        self.client.commit_txn(self.txn)
+        self.committed = True
+
+
+@contextlib.contextmanager
+def open_write(metastore, table, tmp_path) -> Iterator[OpenWrite]:
+    """Row 1 converted into ``table`` and committed, then row 2 converted under a write the
+    metastore holds open."""
     name, location = table
     assert convert(metastore, raw_orc(tmp_path / "a" / "x.orc", [1]), name).code == 0
     with Client(metastore.url) as client:
         info = client.table(*name.split("."))
         txn = client.open_txn()
         write_id = client.allocate_write_id(txn, info) if metastore.version != "2" else txn
+        write = OpenWrite(client, txn, write_id)
         try:
             late = run("convert", raw_orc(tmp_path / "b" / "y.orc", [2]), "--table", location,
                        "--write-id", str(write_id), "--hive-version", metastore.version)
             assert late.code == 0, late.err
-            listing = run("ls", name, "--metastore", metastore.url, "--format", "json").json()
-            entries = {e["name"]: e["status"] for p in listing["partitions"]
-                       for e in p["entries"]}
-            hidden = [n for n in entries if f"_{write_id:07d}_" in n]
-            assert hidden and all(entries[n] != "selected" for n in hidden), entries
-            assert run("read", name, "--metastore", metastore.url).out.splitlines() == [
-                '{"id":1,"name":"n1"}']
-            client.commit_txn(txn)
-        except BaseException:
-            client.abort_txn(txn)
-            raise
+            yield write
+        finally:
+            if not write.committed:
+                client.abort_txn(txn)
+
+
+def test_an_open_transaction_hides_its_delta_as_hive_would(metastore, table, tmp_path):
+    """A writer still open in the metastore: its delta is on disk but nobody may read it."""
+    name, _ = table
+    with open_write(metastore, table, tmp_path) as write:
+        listing = run("ls", name, "--metastore", metastore.url, "--format", "json").json()
+        entries = {e["name"]: e["status"] for p in listing["partitions"] for e in p["entries"]}
+        hidden = [n for n in entries if f"_{write.write_id:07d}_" in n]
+        assert hidden and all(entries[n] != "selected" for n in hidden), entries
+        assert run("read", name, "--metastore", metastore.url).out.splitlines() == [
+            '{"id":1,"name":"n1"}']
+        write.commit()
     assert sorted(run("read", name, "--metastore", metastore.url).out.splitlines()) == [
         '{"id":1,"name":"n1"}', '{"id":2,"name":"n2"}']
 
@@ -440,23 +467,13 @@ def test_compact_takes_hive4s_compactor_transaction_and_its_suffix(metastore, ta
 def test_report_names_the_table_and_takes_the_metastores_snapshot(metastore, table, tmp_path):
     """report --metastore: the table as the metastore names it (not guessed from its path),
     and an open writer's delta outside what the snapshot reads, as ls shows it."""
-    name, location = table
-    assert convert(metastore, raw_orc(tmp_path / "a" / "x.orc", [1]), name).code == 0
-    with Client(metastore.url) as client:
-        info = client.table(*name.split("."))
-        txn = client.open_txn()
-        write_id = client.allocate_write_id(txn, info) if metastore.version != "2" else txn
-        try:
-            assert run("convert", raw_orc(tmp_path / "b" / "y.orc", [2]), "--table", location,
-                       "--write-id", str(write_id), "--hive-version",
-                       metastore.version).code == 0
-            result = run("report", name, "--metastore", metastore.url, "--format", "json",
-                         "-o", "-")
-            assert result.code == 0, result.err
-            doc = result.json()
-            listed = run("ls", name, "--metastore", metastore.url, "--format", "json").json()
-        finally:
-            client.abort_txn(txn)
+    name, _ = table
+    with open_write(metastore, table, tmp_path) as write:
+        result = run("report", name, "--metastore", metastore.url, "--format", "json",
+                     "-o", "-")
+        assert result.code == 0, result.err
+        doc = result.json()
+        listed = run("ls", name, "--metastore", metastore.url, "--format", "json").json()
     assert doc["hive_version"] == metastore.version
     assert doc["snapshot"]["source"] == f"metastore {metastore.url}"
     [reported] = doc["tables"]
@@ -464,4 +481,4 @@ def test_report_names_the_table_and_takes_the_metastores_snapshot(metastore, tab
     [part] = reported["partitions"]
     [ls_part] = listed["partitions"]
     assert part["deltas"] == ls_part["deltas"] and len(part["deltas"]) == 1
-    assert not any(f"_{write_id:07d}_" in d for d in part["deltas"])
+    assert not any(f"_{write.write_id:07d}_" in d for d in part["deltas"])
