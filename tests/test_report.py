@@ -227,3 +227,17 @@ def test_a_table_given_twice_is_reported_once(tmp_path):
     alone = run("validate", orders, "--format", "json").json()
     [reported] = [t for t in doc["tables"] if t["path"].endswith("orders")]
     assert len(reported["findings"]) == len(alone["findings"]) > 0
+
+
+def test_findings_outside_every_table_are_counted_and_shown():
+    # (validate's findings all lie in the tables it names; should one not, the page says so)
+    from acidtool.cli.report_html import report_html
+    from acidtool.commands.report import WarehouseReport
+    from acidtool.core.rules import Finding
+    from acidtool.core.snapshot import make_snapshot
+
+    stray = Finding("ACID028", "error", "/wh/loose<b>.orc", "lies in no table")
+    report = WarehouseReport(["/wh"], make_snapshot(), [], elsewhere=[stray])
+    assert report.counts()["error"] == 1 and report.codes() == {"ACID028": 1}
+    page = report_html(report)
+    assert "<h2>Outside every table</h2>" in page and "/wh/loose&lt;b&gt;.orc" in page

@@ -98,7 +98,9 @@ def report_html(report) -> str:
             f"row' size=40> <span id=shown></span><table id=parts><thead><tr>"
             + "".join(f"<th data-col={i}>{h}</th>" for i, h in enumerate(head))
             + f"</tr></thead><tbody>{''.join(rows)}</tbody></table><h2>Tables</h2>{tables}"
-            f"<h2>Rules found</h2>{glossary}<script>{_JS}</script></body></html>\n")
+            + (f"<h2>Outside every table</h2><ul class=found>{_findings(report.elsewhere)}</ul>"
+               if report.elsewhere else "")
+            + f"<h2>Rules found</h2>{glossary}<script>{_JS}</script></body></html>\n")
 
 
 _NONE = dict.fromkeys(SEVERITIES, 0)
@@ -119,12 +121,17 @@ def _by_partition(t) -> dict[str, dict[str, int]]:
     return out
 
 
+def _findings(findings) -> str:
+    found = "".join(f"<li class={f.severity}><b>{f.code}</b> {f.severity}: "
+                    f"{text(f.path)}<br>{text(f.message)}</li>" for f in findings[:FINDINGS])
+    if len(findings) > FINDINGS:
+        found += f"<li>... {len(findings) - FINDINGS:,} more (in --format json)</li>"
+    return found
+
+
 def _table_section(i: int, t, opened: bool, hive_version) -> str:
     c = t.counts()
-    found = "".join(f"<li class={f.severity}><b>{f.code}</b> {f.severity}: "
-                    f"{text(f.path)}<br>{text(f.message)}</li>" for f in t.findings[:FINDINGS])
-    if len(t.findings) > FINDINGS:
-        found += f"<li>... {len(t.findings) - FINDINGS:,} more (in --format json)</li>"
+    found = _findings(t.findings)
     plan = "".join(f"<li><b>{p.decision.kind}</b> {text(p.partition or '(table root)')}: "
                    f"{text(p.decision.reason)}</li>" for p in t.due())
     drawn = [p.drawn for p in t.partitions if p.drawn is not None]

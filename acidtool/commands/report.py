@@ -81,12 +81,14 @@ class WarehouseReport:
         for t in self.tables:
             for s, n in t.counts().items():
                 out[s] += n
+        for f in self.elsewhere:
+            out[f.severity] += 1
         return out
 
     def codes(self) -> dict[str, int]:
         out: dict[str, int] = {}
-        for t in self.tables:
-            for f in t.findings:
+        for findings in [t.findings for t in self.tables] + [self.elsewhere]:
+            for f in findings:
                 out[f.code] = out.get(f.code, 0) + 1
         return dict(sorted(out.items()))
 
