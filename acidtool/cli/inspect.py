@@ -43,9 +43,8 @@ def ls_command(
                                         help="Which table of a multi-table --write-ids to use."),
     fmt: LsFormat = typer.Option(LsFormat.table, "--format", help="table (for people), json, "
                                  "or svg (a picture of each partition on a write-id axis)."),
-    output: Optional[str] = typer.Option(None, "--output", "-o", help="Write the picture "
-                                         "(--format svg) to FILE (whole, by one rename) "
-                                         "instead of stdout (-)."),
+    output: Optional[str] = typer.Option(None, "--output", "-o", help="--format svg: the "
+                                         "picture to FILE (by one rename); - is stdout."),
     files: bool = typer.Option(False, "--files", help="Also list the files inside each directory."),
     ignore_empty_files: bool = typer.Option(
         False, "--ignore-empty-files",
