@@ -38,7 +38,7 @@ demo: install
 	$(BIN)/acidtool ls demo-table --write-ids '$(DEMO_WRITE_IDS)'
 
 test: install-all lint
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+	$(BIN)/python -m pytest -q -rs -p no:cacheprovider
 
 # The gates: ruff's lint and mypy's types, clean on acidtool/ (configured in pyproject.toml).
 lint: install-all
