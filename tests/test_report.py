@@ -44,6 +44,9 @@ def test_the_json_holds_what_the_page_shows(tmp_path):
     assert due["ds=1"] and not due["ds=2"]  # twelve deltas: the Initiator's choice
     validated = run("validate", wh, "-r", "--format", "json").json()
     assert sum(doc["findings"].values()) == len(validated["findings"])
+    # the page's "Rules found", as data: what each rule found checks, as explain says it
+    assert set(doc["rules"]) == set(doc["codes"])
+    assert doc["rules"]["ACID001"]["fix"] in run("explain", "ACID001").out
 
 
 def test_chromium_shows_the_codes_and_the_hostile_name_as_text(tmp_path):

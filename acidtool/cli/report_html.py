@@ -24,10 +24,11 @@ def draw(p) -> tuple[str, str, int]:
 
 
 def report_json(report) -> str:
+    codes = report.codes()
     doc = {
         "paths": report.paths, "hive_version": str(report.snapshot.hive_version),
         "snapshot": report.snapshot.describe(), "totals": report.totals(),
-        "findings": report.counts(), "codes": report.codes(),
+        "findings": report.counts(), "codes": codes,
         "compactions_due": len(report.due()),
         "tables": [{
             "path": t.url, "table": t.name, "findings": [
@@ -41,6 +42,10 @@ def report_json(report) -> str:
             } for p in t.partitions]} for t in report.tables],
         "elsewhere": [{"code": f.code, "severity": f.severity, "path": f.path,
                        "message": f.message} for f in report.elsewhere],
+        # what the page's "Rules found" says of each rule found (acidtool explain's text)
+        "rules": {c: {"name": REGISTRY[c].name, "summary": REGISTRY[c].summary,
+                      "what": REGISTRY[c].what, "why": REGISTRY[c].why, "fix": REGISTRY[c].fix}
+                  for c in codes if c in REGISTRY},
     }
     # a name that is not UTF-8 as every JSON output of acidtool writes it (escape_json_names)
     return escape_json_names(json.dumps(doc, indent=1, ensure_ascii=False)) + "\n"
