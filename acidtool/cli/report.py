@@ -96,7 +96,8 @@ def report_command(
     else:
         write_whole(output, data.encode())
     counts = report.counts()
-    note(f"wrote {'standard output' if output == '-' else output}: {count(len(report.tables), 'table')}, "
+    where = "standard output" if output == "-" else output
+    note(f"wrote {where}: {count(len(report.tables), 'table')}, "
          f"{count(len(report.partitions), 'partition')}; {count(counts['error'], 'error')}, "
          f"{count(counts['warning'], 'warning')}, "
          f"{count(len(report.due()), 'compaction')} due")

@@ -1,5 +1,6 @@
 """The report's HTML (one file: inline CSS, inline SVG, a few lines of inline script to sort
-and filter its table, nothing fetched) and its JSON. Every name is escaped: data is text."""
+and filter its table and open a table's section, nothing fetched) and its JSON. Every name
+is escaped: data is text."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from .escapes import escape_json_names
 from .output import count, display, human_bytes, partition_line
 from .svg import attr, panel, picture, text
 
-PANELS = 12  # partitions drawn per table (ls --format svg draws every one)
+PANELS = 12  # partitions drawn per table (ls --format svg draws svg.MAX_PANELS)
 FINDINGS = 200  # findings listed per table (the JSON has them all)
 
 
@@ -31,17 +32,14 @@ def report_json(report) -> str:
         "findings": report.counts(), "codes": codes,
         "compactions_due": len(report.due()),
         "tables": [{
-            "path": t.url, "table": t.name, "findings": [
-                {"code": f.code, "severity": f.severity, "path": f.path, "message": f.message}
-                for f in t.findings],
+            "path": t.url, "table": t.name, "findings": [_finding(f) for f in t.findings],
             "partitions": [{
                 "partition": p.partition, "path": p.url, "base": p.base,
                 "deltas": list(p.deltas), "obsolete": p.obsolete, "aborted": p.aborted,
                 "files": p.files, "bytes": p.bytes, "error": p.error,
                 **({"compaction": p.decision.as_dict()} if p.decision is not None else {}),
             } for p in t.partitions]} for t in report.tables],
-        "elsewhere": [{"code": f.code, "severity": f.severity, "path": f.path,
-                       "message": f.message} for f in report.elsewhere],
+        "elsewhere": [_finding(f) for f in report.elsewhere],
         # what the page's "Rules found" says of each rule found (acidtool explain's text)
         "rules": {c: {"name": REGISTRY[c].name, "summary": REGISTRY[c].summary,
                       "what": REGISTRY[c].what, "why": REGISTRY[c].why, "fix": REGISTRY[c].fix}
@@ -49,6 +47,10 @@ def report_json(report) -> str:
     }
     # a name that is not UTF-8 as every JSON output of acidtool writes it (escape_json_names)
     return escape_json_names(json.dumps(doc, indent=1, ensure_ascii=False)) + "\n"
+
+
+def _finding(f) -> dict:
+    return {"code": f.code, "severity": f.severity, "path": f.path, "message": f.message}
 
 
 def report_html(report) -> str:
@@ -71,9 +73,9 @@ def report_html(report) -> str:
         # the table's name (a guess from its path, which tables may share) leads to its
         # section, its path shown on hovering
         name = f"<tr><td><a href='#t{i}' title='{attr(t.url)}'>{text(t.name)}</a></td>"
-        counts = _by_partition(t)
+        by_partition = t.counts_by_partition()
         for p in t.partitions:
-            c = counts.get(p.url) or _NONE
+            c = by_partition.get(p.url.rstrip("/")) or _NONE
             d = p.decision
             rows.append(f"{name}<td>{text(p.partition or '(table root)')}</td>"
                         f"<td>{text(p.base or '')}</td><td>{len(p.deltas)}</td>"
@@ -109,21 +111,6 @@ def report_html(report) -> str:
 
 
 _NONE = dict.fromkeys(SEVERITIES, 0)
-
-
-def _by_partition(t) -> dict[str, dict[str, int]]:
-    """A table's findings counted by severity for each partition whose directory holds
-    their path (a partition nested in another counts as its own)."""
-    urls = {p.url.rstrip("/") for p in t.partitions}
-    out: dict[str, dict[str, int]] = {}
-    for f in t.findings:
-        path = f.path.rstrip("/")
-        while path and path not in urls:
-            cut = path.rfind("/")
-            path = path[:cut] if cut > 0 else ""
-        if path:
-            out.setdefault(path, dict(_NONE))[f.severity] += 1
-    return out
 
 
 def _findings(findings) -> str:

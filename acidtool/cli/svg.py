@@ -46,7 +46,7 @@ def text(value: object) -> str:
     value = str(value)
     if value.isascii() and value.isprintable():  # the usual label, checked in C
         return escape(value)
-    shown = escape_surrogates(display(str(value)))
+    shown = escape_surrogates(display(value))
     return escape(_NOT_XML.sub(lambda m: f"\\u{ord(m.group()):04x}", shown))
 
 
@@ -107,19 +107,6 @@ stroke-width="1"/></pattern></defs>
 .skip{fill:url(#hatch)}</style>"""
 
 
-class _Paint(dict):
-    """A bar's fill and style (its kind's colour, its status's style) as SVG attributes."""
-
-    def __missing__(self, key: tuple[str, str]) -> str:
-        kind, status = key
-        self[key] = (f'fill="{COLORS[kind]}" stroke="#333" stroke-width="0.5" '
-                     f'style="{STATUS_STYLE.get(status, "fill-opacity:0.12")}"/>')
-        return self[key]
-
-
-_PAINT = _Paint()
-
-
 def panel(p, line: str | None = None) -> tuple[str, int]:
     """A partition (a ``PartitionState``) drawn from y 0 down, and the height it takes;
     ``line``: its ``ls`` line as XML text, where the caller has it."""
@@ -147,7 +134,9 @@ def panel(p, line: str | None = None) -> tuple[str, int]:
         for b in row:
             x1, x2 = x(b.low), x(b.high + 1)
             box = f'<rect x="{x1:.1f}" y="{y}" width="{max(x2 - x1, 2):.1f}" height="{LANE - 4}" '
-            out.append(f"<g><title>{text(b.tip)}</title>{box}{_PAINT[b.kind, b.status]}"
+            out.append(f"<g><title>{text(b.tip)}</title>{box}fill=\"{COLORS[b.kind]}\" "
+                       'stroke="#333" stroke-width="0.5" '
+                       f'style="{STATUS_STYLE.get(b.status, "fill-opacity:0.12")}"/>'
                        + (f'{box}class="skip"/>' if b.status != "selected" else "")
                        + f'<text x="{x1 + 3:.1f}" y="{y + 11}" class="lab">'
                        f"{text(fit(b.label, x2 - x1))}</text></g>")

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
+from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Container, Iterable, Iterator, Sequence
 
 from ..core.compaction import Decision, Settings, decide, table_name_of
 from ..core.raw import read_failure
@@ -27,8 +29,7 @@ from .facts import Pending, ValidateOptions
 from .ls import PartitionState
 from .validate import validate
 
-# What draws a partition (a module-level function: it is pickled to other processes), and
-# how many partitions of each table it draws: the first, in partition order.
+# What draws a partition (a module-level function: it is pickled to other processes)
 Draw = Callable[[PartitionState], Any]
 
 
@@ -55,9 +56,19 @@ class TableReport:
     findings: list[Finding] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
-        out = dict.fromkeys(SEVERITIES, 0)
+        return _by_severity(self.findings)
+
+    def counts_by_partition(self) -> dict[str, dict[str, int]]:
+        """The findings by severity of each partition (by its URL) whose directory holds
+        their path, the deepest (a partition nested in another counts as its own)."""
+        urls = {p.url.rstrip("/") for p in self.partitions}
+        out: dict[str, dict[str, int]] = {}
         for f in self.findings:
-            out[f.severity] += 1
+            url = _nearest(f.path, urls)
+            if url is not None:
+                if url not in out:
+                    out[url] = dict.fromkeys(SEVERITIES, 0)
+                out[url][f.severity] += 1
         return out
 
     def due(self) -> list[PartitionReport]:
@@ -76,21 +87,15 @@ class WarehouseReport:
     def partitions(self) -> list[tuple[TableReport, PartitionReport]]:
         return [(t, p) for t in self.tables for p in t.partitions]
 
+    def findings(self) -> Iterator[Finding]:
+        """Every finding: each table's, then those in no table's directory."""
+        return itertools.chain(*(t.findings for t in self.tables), self.elsewhere)
+
     def counts(self) -> dict[str, int]:
-        out = dict.fromkeys(SEVERITIES, 0)
-        for t in self.tables:
-            for s, n in t.counts().items():
-                out[s] += n
-        for f in self.elsewhere:
-            out[f.severity] += 1
-        return out
+        return _by_severity(self.findings())
 
     def codes(self) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for findings in [t.findings for t in self.tables] + [self.elsewhere]:
-            for f in findings:
-                out[f.code] = out.get(f.code, 0) + 1
-        return dict(sorted(out.items()))
+        return dict(sorted(Counter(f.code for f in self.findings()).items()))
 
     def due(self) -> list[tuple[TableReport, PartitionReport]]:
         return [(t, p) for t in self.tables for p in t.due()]
@@ -170,14 +175,27 @@ def _place(findings: list[Finding], tables: list[TableReport]) -> list[Finding]:
     by_root = {t.url.rstrip("/"): t for t in tables}
     elsewhere = []
     for f in findings:
-        path = f.path.rstrip("/")
-        while path:
-            owner = by_root.get(path)
-            if owner is not None:
-                owner.findings.append(f)
-                break
-            cut = path.rfind("/")
-            path = path[:cut] if cut > 0 else ""
+        root = _nearest(f.path, by_root)
+        if root is not None:
+            by_root[root].findings.append(f)
         else:
             elsewhere.append(f)
     return elsewhere
+
+
+def _nearest(path: str, dirs: Container[str]) -> str | None:
+    """``path`` or its nearest parent among ``dirs`` (paths written without a final /)."""
+    path = path.rstrip("/")
+    while path:
+        if path in dirs:
+            return path
+        cut = path.rfind("/")
+        path = path[:cut] if cut > 0 else ""
+    return None
+
+
+def _by_severity(findings: Iterable[Finding]) -> dict[str, int]:
+    out = dict.fromkeys(SEVERITIES, 0)
+    for f in findings:
+        out[f.severity] += 1
+    return out
