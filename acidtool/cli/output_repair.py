@@ -99,6 +99,9 @@ def undo_text(result) -> str:
     if result.ok:
         return (f"{display(result.path)}: restored ({count(result.reversed, 'journaled step')} "
                 f"reversed); journal {display(result.journal)}")
+    if result.refused:
+        return "\n".join([f"{display(result.path)}: undo refused, nothing was changed: "
+                          f"{result.refused}:", *[f"  {display(p)}" for p in result.problems]])
     return "\n".join([f"{display(result.path)}: NOT fully restored; "
                       f"{count(len(result.problems), 'problem')}:",
                       *[f"  {display(p)}" for p in result.problems]])

@@ -35,10 +35,15 @@ from ..io.fs import Location, resolve
 from ..io.journal import (
     JOURNAL_VERSION,
     Journal,
+    RUN_FILE,
     PlaceDir,
+    Requires,
     Scratch,
     Step,
     fault_point,
+    run_marker,
+    size_of,
+    sizes_below,
     remove_empty_dir,
     state_dir,
 )
@@ -245,7 +250,7 @@ def _compact_locked(target: Target, opts: CompactOptions, lock: TableLock, root:
             if progress:
                 progress(f"{p.job.kind} compaction of {p.partition or '(table root)'}: "
                          f"{p.files_in} files, {p.events_in:,} events")
-            _compact_one(plan, p, ids[p.partition], journal, result, opts.spark)
+            _compact_one(plan, p, ids[p.partition], journal, result, opts.spark, run)
             done += p.events_in
             if opts.bar:
                 opts.bar(done, due)
@@ -262,8 +267,8 @@ def _refused(journal: str, records: list[dict]) -> str:
             f"{journal}`, then compact")
 
 
-def compact_partition(url: str, snapshot: Snapshot, kind: str, journal: Journal, aid: str
-                      ) -> tuple[str, str, dict]:
+def compact_partition(url: str, snapshot: Snapshot, kind: str, journal: Journal, aid: str,
+                      run: str) -> tuple[str, str, dict]:
     """One partition compacted as action ``aid`` of another writer's run (repair's ACID024),
     which holds the table's lock and gives its journal: planned again here, at the
     compactor's snapshot. (result, why, what was written): "done", "failed" or "skipped"."""
@@ -273,14 +278,14 @@ def compact_partition(url: str, snapshot: Snapshot, kind: str, journal: Journal,
         journal.record(record="skipped", id=aid, reason=p.job.reason)
         return "skipped", p.job.reason, {}
     result = CompactResult(plan, str(journal.path))
-    _compact_one(plan, p, aid, journal, result, None)
+    _compact_one(plan, p, aid, journal, result, None, run)
     if p.partition in result.failed:
         return "failed", result.failed[p.partition], {}
     return "done", "", result.written[p.partition]
 
 
 def _compact_one(plan: CompactPlan, p: PartitionJob, aid: str, journal: Journal,
-                 result: CompactResult, spark: str | None) -> None:
+                 result: CompactResult, spark: str | None, run: str) -> None:
     ploc = resolve(p.url)
     table = table_of(ploc)
     staging = ploc.child(f"{ACIDTOOL_STAGING_PREFIX}{uuid.uuid4().hex[:12]}")
@@ -293,16 +298,21 @@ def _compact_one(plan: CompactPlan, p: PartitionJob, aid: str, journal: Journal,
         taken.append(scratch)
         scratch.take()
         (part,) = inspect_table(p.url, plan.compactor).partitions
-        written = _write_outputs(plan, p, part, staging, spark)
+        written = _write_outputs(plan, p, part, staging, spark, run)
         fault_point()  # everything staged
-        _require_unchanged(plan, p, _read_entries(part, p.job))
+        read = _read_entries(part, p.job)
+        _require_unchanged(plan, p, read)
         # a delete delta goes in before its delta: each alone hides rows, so the two renames
         # run back to back, shielded from signals (docs/compact.md)
         order = sorted(p.job.writes, key=lambda w: w.kind != "delete_delta")
         places = [PlaceDir(staging.child(w.name), ploc.child(w.name),
                            tuple(sorted(written[w.name]["sha256"].items()))) for w in order]
-        journal.record(record="steps", actions=[{"id": aid,
-                                                  "steps": [s.record() for s in places]}])
+        # undo's preconditions: what the compaction read must still be there for its output
+        # to be removed (after the Cleaner, the output is the only copy of those rows)
+        requires = [_requires(ploc, entry) for entry in part.state.entries
+                    if entry.name in p.job.reads]
+        journal.record(record="steps", actions=[{"id": aid, "steps": [
+            s.record() for s in [*requires, *places]]}])
         with shielded():
             for place in places:
                 taken.append(place)
@@ -330,6 +340,14 @@ def _compact_one(plan: CompactPlan, p: PartitionJob, aid: str, journal: Journal,
         result.failed[p.partition] = reason
 
 
+def _requires(ploc: Location, entry) -> Requires:
+    """What undo of this compaction depends on: an input as it is now, each file's size."""
+    loc, why = ploc.child(entry.name), f"read by the compaction of {ploc.url}"
+    if not entry.is_dir:
+        return Requires(loc, (), size_of(loc), why)
+    return Requires(loc, tuple(sorted(sizes_below(loc))), -1, why)
+
+
 def _read_entries(part: PartitionState, job: Job) -> set:
     return {(e.name, e.files) for e in part.state.entries if e.name in job.reads}
 
@@ -355,7 +373,7 @@ def _require_unchanged(plan: CompactPlan, p: PartitionJob, was: set) -> None:
 
 
 def _write_outputs(plan: CompactPlan, p: PartitionJob, part: PartitionState,
-                   staging: Location, spark: str | None) -> dict[str, dict]:
+                   staging: Location, spark: str | None, run: str) -> dict[str, dict]:
     """Every directory of the job, written into ``staging`` (its bucket files in this process,
     or with ``spark`` (the master, "" for the default) by Spark's executors); name -> {rows,
     files, bytes, sha256: {file: hash}}."""
@@ -383,6 +401,7 @@ def _write_outputs(plan: CompactPlan, p: PartitionJob, part: PartitionState,
             staged.append(put_file(staging, w.name, ACID_VERSION_FILE, b"2"))
         if w.kind == "base" and version.reads_base_markers:
             staged.append(put_file(staging, w.name, METADATA_FILE, COMPACTED_MARKER))
+        staged.append(put_file(staging, w.name, RUN_FILE, run_marker(run, "compact")))
     out: dict[str, dict] = {}
     for w in p.job.writes:
         mine = sorted((s for s in staged if s.directory == w.name), key=lambda s: s.file)

@@ -55,6 +55,7 @@ from ..io.journal import (
     MakeDir,
     PlaceDir,
     Rename,
+    Requires,
     Scratch,
     Step,
     Swap,
@@ -366,7 +367,7 @@ def _compact(action: Compact, plan: Plan, journal: Journal, results: dict) -> No
     url = plan.root.url if action.target in ("", ".") else plan.root.child(action.target).url
     assert plan.snapshot is not None
     result, why, _ = compact_partition(url, plan.snapshot, action.compaction, journal,
-                                       action.id)
+                                       action.id, plan.run)
     results[action.id] = (result, why)
 
 
@@ -411,6 +412,7 @@ class UndoResult:
     path: str
     reversed: int  # steps that changed something
     problems: list[str]
+    refused: str = ""  # why nothing was done: a precondition of the undo does not hold
 
     @property
     def ok(self) -> bool:
@@ -418,7 +420,23 @@ class UndoResult:
 
     def as_dict(self) -> dict:
         return {"journal": self.journal, "path": self.path, "restored": self.ok,
-                "steps_reversed": self.reversed, "problems": self.problems}
+                "refused": self.refused or None, "steps_reversed": self.reversed,
+                "problems": self.problems}
+
+
+def _refusal(steps: list[Step], problems: list[str]) -> str:
+    """Why undo refused, in one sentence, from the preconditions that failed."""
+    gone = [s for s in steps if isinstance(s, Requires) and s.check()]
+    if gone:
+        return (f"{len(gone)} of the directories and files the commit superseded are gone or "
+                "changed since (Hive's Cleaner, or `repair --select ACID021`, removed them): "
+                "its output is the only copy of their rows, and removing it would lose them; "
+                "put them back first (`acidtool undo` of the repair that quarantined them), "
+                "or keep the commit")
+    if any("placed by another run" in p for p in problems):
+        return ("what this journal's run placed was replaced by another run's output (equal "
+                "rows are not the same output): undo that run's own journal")
+    return "a file the commit wrote, moved or superseded is not as the journal records it"
 
 
 def undo(journal_path: str) -> UndoResult:
@@ -442,8 +460,9 @@ def undo(journal_path: str) -> UndoResult:
                               f"{lock.location.url}: undo that journal first, or finish it "
                               "with `acidtool repair --apply`")
         problems = _check_all(steps)
-        if problems:  # a file undo did not write would be removed: nothing is touched
-            return UndoResult(str(journal_path), root.url, 0, problems)
+        if problems:  # a precondition does not hold: nothing is touched
+            return UndoResult(str(journal_path), root.url, 0, problems,
+                              _refusal(steps, problems))
         count, problems = _undo_steps(steps, journal_path)
         return UndoResult(str(journal_path), root.url, count, problems)
     finally:
@@ -489,7 +508,7 @@ def _check_all(steps: list[Step]) -> list[str]:
         else:
             problem = step.check()
         if problem:
-            problems.append(problem + "; nothing was undone")
+            problems.append(problem)
     return problems
 
 
@@ -503,6 +522,8 @@ def _changes(step: Step) -> bool:
         return step.taken()
     if isinstance(step, Scratch):
         return exists(step.path)
+    if isinstance(step, Requires):
+        return False
     return exists(step.keep)
 
 

@@ -247,6 +247,11 @@ class Rename:
         return None
 
     def check(self) -> str | None:
+        """Before undo changes anything: what this rename moved is still somewhere (a file
+        it moved out of the table, deleted since, would leave the undo half done)."""
+        if not self.staged and not exists(self.src) and not exists(self.dst):
+            return (f"{self.src.url} is gone, and not at {self.dst.url} either (removed after "
+                    "the commit): undo cannot put it back")
         return None
 
 
@@ -371,6 +376,13 @@ class PlaceDir:
         if not exists(self.dst) or exists(self.src):
             return None
         found = {name: sha256_of(self.dst.child(name)) for name, _ in self.files}
+        mine = dict(self.files).get(RUN_FILE)
+        if mine is not None and found[RUN_FILE] != mine:
+            other = run_of(self.dst)
+            return (f"{self.dst.url} was placed by another run"
+                    + (f" ({other})" if other else "")
+                    + ", not by the one this journal records (equal rows are not the same "
+                    "output): left as it is; undo that run's own journal instead")
         changed = sorted(name for name, digest in self.files if found[name] != digest)
         extra = sorted(set(list_names(self.dst)) - set(found))
         if changed or extra:
@@ -380,7 +392,72 @@ class PlaceDir:
         return None
 
 
-Step = Union[MakeDir, WriteNew, Rename, Swap, Scratch, PlaceDir]
+@dataclass(frozen=True)
+class Requires:
+    """A precondition of undo, journaled with the commit it guards: what the commit superseded
+    (a directory the compaction read, with the size of every file in it, or a file) is still
+    there as it was. A compaction's output is the only copy of its rows once the Cleaner (or
+    ``repair --select ACID021``) removed its inputs: undoing it then would lose them, so undo
+    refuses. Taking it changes nothing; reversing it changes nothing."""
+
+    op: ClassVar[str] = "requires"
+    path: Location
+    files: tuple[tuple[str, int], ...]  # name inside ``path`` -> size (a directory)
+    size: int = -1  # a file's size; -1: ``path`` is a directory
+    why: str = "superseded by the commit"
+
+    def record(self) -> dict:
+        out: dict = {"op": self.op, "path": self.path.url, "why": self.why}
+        if self.size >= 0:
+            out["size"] = self.size
+        else:
+            out["files"] = dict(self.files)
+        return out
+
+    def take(self) -> None:
+        return None
+
+    def reverse(self) -> str | None:
+        return None
+
+    def check(self) -> str | None:
+        kind = kind_of(self.path)
+        if kind == "missing":
+            return f"{self.path.url} is gone ({self.why})"
+        if self.size >= 0:  # a file
+            return None if kind == "file" and size_of(self.path) == self.size \
+                else f"{self.path.url} changed since the commit superseded it: {self.why}"
+        now = dict(sizes_below(self.path))
+        changed = sorted(n for n, size in self.files if now.get(n) != size) + \
+            sorted(set(now) - {n for n, _ in self.files})
+        if changed:
+            return (f"{self.path.url} is not as the commit left it ({', '.join(changed[:3])}"
+                    f"{' ...' if len(changed) > 3 else ''} gone or changed; {self.why})")
+        return None
+
+
+Step = Union[MakeDir, WriteNew, Rename, Swap, Scratch, PlaceDir, Requires]
+
+
+RUN_FILE = "_acidtool_run"  # in each directory a commit places: which run placed it
+
+
+def run_marker(run: str, command: str) -> bytes:
+    """What ``RUN_FILE`` holds: the run that placed the directory (hidden from Hive by its
+    ``_``). Two runs that write the same rows place different bytes here, so undo of one run
+    never takes another's output for its own."""
+    return json.dumps({"run": run, "command": command}).encode()
+
+
+def run_of(loc: Location) -> str | None:
+    """The run named by a placed directory's ``RUN_FILE`` (None: none, or unreadable)."""
+    if kind_of(loc.child(RUN_FILE)) != "file":
+        return None
+    try:
+        doc = json.loads(read_bytes(loc.child(RUN_FILE)))
+    except (OSError, ValueError):
+        return None
+    return doc.get("run") if isinstance(doc, dict) else None
 
 
 def _parent(loc: Location) -> Location:
@@ -404,6 +481,12 @@ def step_of(record: dict) -> Step:
         if op == "place":
             return PlaceDir(resolve(record["src"]), resolve(record["dst"]),
                             tuple(sorted(dict(record["files"]).items())))
+        if op == "requires":
+            files = record.get("files")
+            return Requires(resolve(record["path"]),
+                            tuple(sorted((str(k), int(v)) for k, v in dict(files or {}).items())),
+                            int(record.get("size", -1)),
+                            str(record.get("why", "superseded by the commit")))
         if op == "swap":
             return Swap(resolve(record["target"]), resolve(record["staged"]),
                         resolve(record["keep"]), record["old_sha256"], record["new_sha256"])
@@ -413,7 +496,7 @@ def step_of(record: dict) -> Step:
 
 
 def step_urls(step: Step) -> list[str]:
-    if isinstance(step, (MakeDir, WriteNew, Scratch)):
+    if isinstance(step, (MakeDir, WriteNew, Scratch, Requires)):
         return [step.path.url]
     if isinstance(step, (Rename, PlaceDir)):
         return [step.src.url, step.dst.url]
@@ -514,6 +597,33 @@ def list_names(loc: Location) -> list[str]:
     base = loc.path.rstrip("/") + "/"
     return [i.path[len(base):] for i in loc.fs.get_file_info(FileSelector(loc.path,
                                                                            recursive=True))
+            if i.type == FileType.File]
+
+
+def size_of(loc: Location) -> int:
+    if loc.is_local:
+        return os.stat(loc.path).st_size
+    return loc.fs.get_file_info(loc.path).size
+
+
+def sizes_below(loc: Location) -> list[tuple[str, int]]:
+    """(name relative to the directory, size) of every file below it."""
+    if loc.is_local:
+        out = []
+        for top, _, files in os.walk(loc.path):
+            rel = os.path.relpath(top, loc.path)
+            for name in files:
+                try:
+                    size = os.stat(os.path.join(top, name)).st_size
+                except OSError:
+                    continue
+                out.append((name if rel == "." else f"{rel}/{name}", size))
+        return out
+    from pyarrow.fs import FileSelector, FileType
+
+    base = loc.path.rstrip("/") + "/"
+    return [(i.path[len(base):], i.size) for i in
+            loc.fs.get_file_info(FileSelector(loc.path, recursive=True))
             if i.type == FileType.File]
 
 

@@ -1,0 +1,146 @@
+"""Sequences of commands on one table (issue 39): each writer is safe alone, and the second
+command must not break what the first did. After every sequence the rows are the ones Hive
+reads (``read``), no row lost, resurrected or duplicated, or the command refused and changed
+nothing."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from .helpers.runner import run
+from .test_compact import SNAP, rows, table
+
+V3 = ("--hive-version", "3")
+
+
+def tree(root: Path) -> dict:
+    """Every file below ``root`` (relative path -> SHA-256), the lock and quarantine included."""
+    out = {}
+    for top, _, files in os.walk(root):
+        for f in files:
+            p = Path(top) / f
+            out[str(p.relative_to(root))] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
+
+
+@pytest.fixture(autouse=True)
+def _state(tmp_path, monkeypatch):
+    monkeypatch.setenv("ACIDTOOL_STATE_DIR", str(tmp_path / "state"))
+
+
+def compact(t: Path, journal: Path, *more: str) -> None:
+    result = run("compact", t, "--major", *V3, "--write-ids", SNAP, "--apply", "--journal",
+                 journal, *more)
+    assert result.code == 0, result.err
+
+
+def clean(t: Path, quarantine: Path) -> str:
+    """``repair --select ACID021 --apply``, as compact's output advises: its journal."""
+    result = run("repair", t, "--select", "ACID021", *V3, "--write-ids", SNAP, "--apply",
+                 "--min-age", "0", "--quarantine", quarantine, "--format", "json")
+    assert result.code == 0, result.err
+    return result.json()["journal"]
+
+
+def test_undo_of_a_compaction_whose_inputs_were_cleaned_is_refused(tmp_path):
+    """compact, clean, undo: refused (exit 1), nothing changed, the rows still there; undo of
+    the clean, then undo of the compaction, restores the table as it was."""
+    t = table(tmp_path)
+    before_rows, before = rows(t, "3", SNAP), tree(t)
+    compact(t, tmp_path / "c.jsonl")
+    cleaned = clean(t, tmp_path / "q")
+    after = tree(t)
+    undo = run("undo", tmp_path / "c.jsonl", "--format", "json")
+    assert undo.code == 1, undo.out
+    doc = undo.json()
+    assert doc["restored"] is False and doc["steps_reversed"] == 0
+    assert "only copy" in doc["refused"]
+    assert len(doc["problems"]) == 5 and all("is gone" in p for p in doc["problems"])
+    assert tree(t) == after
+    assert rows(t, "3", SNAP) == before_rows
+    # in the right order, both are undone and the table is as it was, byte for byte
+    assert run("undo", cleaned).code == 0
+    assert run("undo", tmp_path / "c.jsonl").code == 0
+    assert tree(t) == before
+    assert not (tmp_path / "q").exists()  # made by the clean, outside the table: removed
+
+
+def test_undo_refuses_when_an_input_changed(tmp_path):
+    """A file added to a directory the compaction read: the output may no longer be the only
+    difference, so undo refuses and names it."""
+    t = table(tmp_path)
+    compact(t, tmp_path / "c.jsonl")
+    (t / "delta_0000001_0000001_0000" / "bucket_00005").write_bytes(b"x")
+    undo = run("undo", tmp_path / "c.jsonl")
+    assert undo.code == 1
+    assert "delta_0000001_0000001_0000 is not as the commit left it (bucket_00005" in undo.out
+
+
+def test_undo_never_takes_another_runs_identical_output_for_its_own(tmp_path):
+    """compact, undo, compact again (the same rows, the same bucket files), then undo of a copy
+    of the first journal taken before its undo: refused, the second run's base stays."""
+    t = table(tmp_path)
+    before_rows = rows(t, "3", SNAP)
+    compact(t, tmp_path / "c1.jsonl")
+    shutil.copy(tmp_path / "c1.jsonl", tmp_path / "copy.jsonl")
+    assert run("undo", tmp_path / "c1.jsonl").code == 0
+    compact(t, tmp_path / "c2.jsonl")
+    second = tree(t)
+    undo = run("undo", tmp_path / "copy.jsonl", "--format", "json")
+    assert undo.code == 1
+    assert "another run" in undo.json()["refused"]
+    assert tree(t) == second and rows(t, "3", SNAP) == before_rows
+    assert run("undo", tmp_path / "c2.jsonl").code == 0
+    assert not (t / "base_0000005").exists()
+    assert rows(t, "3", SNAP) == before_rows
+
+
+def test_compacted_bucket_files_are_the_same_across_runs(tmp_path):
+    """Only the run marker tells two runs apart: the data files are byte-identical."""
+    t = table(tmp_path)
+    compact(t, tmp_path / "c1.jsonl")
+    first = tree(t / "base_0000005")
+    assert run("undo", tmp_path / "c1.jsonl").code == 0
+    compact(t, tmp_path / "c2.jsonl")
+    second = tree(t / "base_0000005")
+    assert sorted(first) == sorted(second)
+    assert [n for n in first if first[n] != second[n]] == ["_acidtool_run"]
+    run_ids = {json.loads((t / "base_0000005" / "_acidtool_run").read_text())["run"]}
+    assert run_ids == {json.loads(line)["run"] for line in
+                       (tmp_path / "c2.jsonl").read_text().splitlines()[:1]}
+
+
+def test_undo_of_a_repair_with_a_quarantine_outside_the_table(tmp_path):
+    """--quarantine DIR outside the table: the directories made to reach it are the
+    journal's too, so undo accepts the journal and removes them."""
+    t = table(tmp_path)
+    before = tree(t)
+    compact(t, tmp_path / "c.jsonl")
+    with_base = tree(t)
+    cleaned = clean(t, tmp_path / "far" / "q")
+    undo = run("undo", cleaned)
+    assert undo.code == 0, undo.out + undo.err
+    assert tree(t) == with_base and not (tmp_path / "far").exists()
+    assert run("undo", tmp_path / "c.jsonl").code == 0
+    assert tree(t) == before
+
+
+def test_undo_refuses_before_changing_anything_when_a_quarantined_file_is_gone(tmp_path):
+    """A quarantined directory deleted by hand: undo would have put the others back and
+    failed half way; it refuses first, naming it."""
+    t = table(tmp_path)
+    compact(t, tmp_path / "c.jsonl")
+    cleaned = clean(t, tmp_path / "q")
+    now = tree(t)
+    gone = next((tmp_path / "q").glob("*/delta_0000001_0000001_0000"))
+    shutil.rmtree(gone)
+    undo = run("undo", cleaned)
+    assert undo.code == 1
+    assert "delta_0000001_0000001_0000 is gone" in undo.out
+    assert tree(t) == now
