@@ -144,3 +144,83 @@ def test_undo_refuses_before_changing_anything_when_a_quarantined_file_is_gone(t
     assert undo.code == 1
     assert "delta_0000001_0000001_0000 is gone" in undo.out
     assert tree(t) == now
+
+
+# ------------------------------------------------------------------------------------------------
+# compact -> validate -> repair: rows a base holds are never re-wrapped (case 3)
+
+ORIGINALS = "t:9:9223372036854775807::"
+
+
+def originals_table(root: Path) -> Path:
+    """Original (pre-ACID) files in two buckets, and a delete of one of their rows (write id
+    0, bucket 0, row 1): Hive reads 5 rows."""
+    from acidtool.core.bucket import encode_v1
+    from acidtool.io.acidwrite import DELETE, Event
+
+    from .helpers.layouts import acid, build, plain
+
+    return build(root, {
+        "000000_0": plain(rows=[(1, "a"), (2, "b"), (3, "c")]),
+        "000001_0": plain(rows=[(4, "d"), (5, "e"), (6, "f")]),
+        "delete_delta_0000002_0000002_0000/bucket_00000":
+            acid([Event(DELETE, 0, encode_v1(0), 1, 2, None)], hive_version="3"),
+        "delete_delta_0000002_0000002_0000/_orc_acid_version": b"2",
+    })
+
+
+def plain_rows(t: Path) -> list:
+    result = run("read", t, *V3, "--write-ids", ORIGINALS)
+    assert result.code == 0, result.err
+    return sorted(json.loads(line)["id"] for line in result.out.splitlines())
+
+
+def findings(t: Path, code: str) -> list:
+    result = run("validate", t, *V3, "--write-ids", ORIGINALS, "--format", "json")
+    return [f for f in result.json()["findings"] if f["code"] == code]
+
+
+def test_originals_a_compaction_read_are_obsolete_and_never_rewrapped(tmp_path):
+    t = originals_table(tmp_path / "t")
+    assert plain_rows(t) == [1, 3, 4, 5, 6]
+    result = run("compact", t, "--major", *V3, "--write-ids", ORIGINALS, "--apply")
+    assert result.code == 0, result.err
+    assert plain_rows(t) == [1, 3, 4, 5, 6]
+    # validate: the originals are obsolete (ACID021), not invisible (ACID001)
+    assert findings(t, "ACID001") == []
+    obsolete = sorted(Path(f["path"]).name for f in findings(t, "ACID021"))
+    assert obsolete == ["000000_0", "000001_0", "delete_delta_0000002_0000002_0000"]
+    # repair with a write id re-wraps nothing: 5 rows stay 5, the deleted row stays deleted
+    plan = run("repair", t, *V3, "--write-ids", ORIGINALS, "--write-id", "3", "--min-age", "0",
+               "--apply", "--format", "json")
+    assert plan.code == 0, plan.out + plan.err
+    assert plain_rows(t) == [1, 3, 4, 5, 6]
+    assert not [n for n in os.listdir(t) if n.startswith("delta_")]
+    # the clean compact's output advises takes the originals too, as Hive's Cleaner does
+    clean = run("repair", t, "--select", "ACID021", *V3, "--write-ids", ORIGINALS,
+                "--min-age", "0", "--apply")
+    assert clean.code == 0, clean.out
+    assert sorted(os.listdir(t)) == [".acidtool-quarantine", "base_0000002"]
+    assert plain_rows(t) == [1, 3, 4, 5, 6]
+
+
+def test_an_original_dropped_after_the_compaction_is_still_rewrapped(tmp_path):
+    """A base of ACID rows only (no write id 0): an original file next to it came later;
+    its rows are invisible (ACID001), and repair brings them back once."""
+    from .helpers.layouts import plain
+
+    t = table(tmp_path)
+    compact(t, tmp_path / "c.jsonl")
+    (t / "000000_0").write_bytes(plain(rows=[(70, "late")]))
+    (found,) = [f for f in run("validate", t, *V3, "--write-ids", SNAP, "--format", "json"
+                               ).json()["findings"] if f["code"] == "ACID001"]
+    assert "holds no original files' rows" in found["message"]
+    snap = "t:20:9223372036854775807::4"
+    fix = run("repair", t, *V3, "--write-ids", snap, "--write-id", "6", "--min-age", "0",
+              "--apply", "--format", "json")
+    assert fix.code == 1, fix.err  # ACID020 (the aborted delta 4) stays for a person
+    (action,) = [a for a in fix.json()["actions"] if a["code"] == "ACID001"]
+    assert action["kind"] == "rewrap" and action["result"] == "done"
+    ids = [json.loads(line)["id"] for line in run("read", t, *V3, "--write-ids", snap
+                                                  ).out.splitlines()]
+    assert ids.count(70) == 1

@@ -424,6 +424,12 @@ class UndoResult:
                 "problems": self.problems}
 
 
+def _rolled_back(records: list[dict]) -> bool:
+    """Whether the next run of the same command rolled this interrupted one back."""
+    return any(r.get("record") == "end" and str(r.get("result", "")).startswith("rolled back")
+               for r in records)
+
+
 def _refusal(steps: list[Step], problems: list[str]) -> str:
     """Why undo refused, in one sentence, from the preconditions that failed."""
     gone = [s for s in steps if isinstance(s, Requires) and s.check()]
@@ -448,6 +454,8 @@ def undo(journal_path: str) -> UndoResult:
     require_journal_inside(records, root)
     steps = [step_of(s) for rec in reversed(step_records(records))
              for item in reversed(rec["actions"]) for s in reversed(item["steps"])]
+    if _rolled_back(records):  # the next run rolled this one back: what stands is its own
+        steps = [s for s in steps if not (isinstance(s, PlaceDir) and s.placed_by_another())]
     lock = TableLock(table_of(root), str(journal_path), "undo").acquire()
     restore = False
     try:

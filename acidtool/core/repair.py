@@ -437,13 +437,14 @@ def _cleaner(f: Finding, p: PartitionFacts, part: str, ctx: RepairContext) -> Pl
     rel = relative(f.path, p, part)
     in_part = within(rel, part)
     entry = next((e for e in p.state.entries if e.name == in_part), None)
-    if entry is None or entry.parsed is None:
+    if entry is None or (entry.parsed is None and not f.details.get("compacted")):
         return None
     if not ctx.snapshot_given:
         return Manual(f.code, rel, f"{f.message}; give the snapshot (--write-ids, or --txns "
                       "for Hive 2.3) so that it can be proven no reader needs it")
     if entry.status == "obsolete":
-        top = _covering(p, entry)
+        top = _covering(p, entry) if entry.parsed is not None else \
+            _write_id_of(p, f.details.get("compacted"))
         if top is None or (ctx.min_open is not None and top >= ctx.min_open):
             return Manual(f.code, rel, f"{f.message}; a transaction open in the snapshot may "
                           "still read it (the cleaner waits for it too)")
@@ -480,6 +481,12 @@ def _compaction(f: Finding, p: PartitionFacts, part: str, ctx: RepairContext) ->
                    f"directories and files into {', '.join(writes)}; what it reads stays, "
                    "obsolete, for the Cleaner (or --select ACID021)", compaction=kind,
                    reads=job.reads, writes=writes)
+
+
+def _write_id_of(p: PartitionFacts, name) -> int | None:
+    """The highest write id of the base (an original file's cover) named."""
+    e = next((e for e in p.state.entries if e.name == name), None)
+    return e.parsed.max_write_id if e is not None and e.parsed is not None else None
 
 
 def _covering(p: PartitionFacts, entry) -> int | None:

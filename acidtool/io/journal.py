@@ -372,6 +372,12 @@ class PlaceDir:
         rename(self.dst, self.src)
         return None
 
+    def placed_by_another(self) -> bool:
+        """Whether ``dst`` holds a directory another run placed (its run marker differs)."""
+        mine = dict(self.files).get(RUN_FILE)
+        return mine is not None and exists(self.dst) and \
+            sha256_of(self.dst.child(RUN_FILE)) != mine
+
     def check(self) -> str | None:
         if not exists(self.dst) or exists(self.src):
             return None

@@ -64,9 +64,27 @@ def _foreign_files(r: Rule, p: PartitionFacts, ctx: Context):
             yield r.finding(p.path(e.name), f"foreign data file {where}: {effect}",
                             None if has_acid else "warning", file=e.name, size=e.size)
         elif base is not None:
-            yield r.finding(p.path(e.name), f"original file next to {base}: Hive never reads "
-                            "original files once a base exists, so its rows are invisible",
-                            file=e.name, base=base)
+            compacted = _holds_original_rows(p, base)
+            if compacted:
+                continue  # obsolete, not invisible: ACID021 (the base holds its rows)
+            held = "" if compacted is None else (" (which holds no original files' rows, write "
+                                                 "id 0: no compaction read it)")
+            yield r.finding(p.path(e.name), f"original file next to {base}{held}: Hive never "
+                            "reads original files once a base exists, so its rows are "
+                            "invisible", file=e.name, base=base)
+
+
+def _holds_original_rows(p: PartitionFacts, base: str) -> bool | None:
+    """Whether the base holds rows of original files (originalTransaction 0: a compaction read
+    them), by its files' statistics; None when no footer of it was read (--level names)."""
+    seen = False
+    for rel, ff in p.files.items():
+        if rel.startswith(base + "/") and ff.event_ranges is not None:
+            seen = True
+            otid = ff.event_ranges[1]
+            if otid is not None and otid[0] == 0:
+                return True
+    return False if seen else None
 
 
 @rule("ACID002", "invalid-acid-dir-name", "error", "names",
@@ -289,6 +307,14 @@ def _cleaner(r: Rule, p: PartitionFacts, ctx: Context):
     for e in acid_entries(p):
         if e.status in ("obsolete", "aborted"):
             yield r.finding(p.path(e.name), f"{e.status}: {e.reason}", status=e.status)
+    base = p.state.base
+    if base is not None and _holds_original_rows(p, base):
+        for e in p.state.entries:
+            if e.kind == "original_file" and e.status == "obsolete":
+                yield r.finding(p.path(e.name), f"obsolete: original file compacted into "
+                                f"{base} (which holds original files' rows, write id 0); "
+                                "re-wrapping it would duplicate its rows", status="obsolete",
+                                compacted=base)
 
 
 @rule("ACID022", "open-streaming-file", "info", "names",
