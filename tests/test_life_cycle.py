@@ -224,3 +224,32 @@ def test_an_original_dropped_after_the_compaction_is_still_rewrapped(tmp_path):
     ids = [json.loads(line)["id"] for line in run("read", t, *V3, "--write-ids", snap
                                                   ).out.splitlines()]
     assert ids.count(70) == 1
+
+
+# ------------------------------------------------------------------------------------------------
+# A folder of tables given as a table (case 7)
+
+
+@pytest.mark.parametrize("command", [["ls"], ["validate"], ["upgrade-check"], ["compact"],
+                                     ["compaction-plan"], ["read"], ["repair"], ["dump"],
+                                     ["export", "--to", "iceberg", "--table", "x.y"]])
+@pytest.mark.parametrize("level", ["warehouse", "database"])
+def test_a_folder_of_tables_is_refused_as_a_table(tmp_path, command, level):
+    from .helpers.layouts import build, plain
+
+    wh = tmp_path / "wh"
+    table(wh / "db.db", "3").rename(wh / "db.db" / "orders")
+    build(wh / "db.db" / "plain", {"000000_0": plain(), "delta_0000001_0000001_0000/"
+                                   "bucket_00000": (wh / "db.db" / "orders" /
+                                                    "delta_0000001_0000001_0000" /
+                                                    "bucket_00000").read_bytes()})
+    path = wh if level == "warehouse" else wh / "db.db"
+    before = tree(wh)
+    extra = ["--catalog", tmp_path / "cat"] if command[0] == "export" else []
+    result = run(command[0], path, *command[1:], *extra)
+    assert result.code == 2, result.out + result.err
+    assert "holds tables (" in result.err and "orders" in result.err
+    assert "--recursive" in result.err
+    assert tree(wh) == before
+    if command[0] in ("ls", "validate", "upgrade-check", "compaction-plan"):
+        assert run(command[0], "-r", path).code in (0, 1)

@@ -19,7 +19,7 @@ from ..core.compaction import (
     statement,
     table_name_of,
 )
-from ..core.partitions import discover_tables, split_partitions
+from ..core.partitions import discover_tables, require_one_table, split_partitions
 from ..core.snapshot import Snapshot
 from ..io.fs import list_tree, resolve
 from .ls import listed_partition, require_not_acid_dir, select_partitions, tree_partitions
@@ -75,7 +75,9 @@ def compaction_plan(paths: Sequence[str], target: Target, settings: Settings, *,
         elif recursive:
             tables = [(t.root, t.partitions) for t in discover_tables(list_tree(loc))]
         else:
-            tables = [("", split_partitions(list_tree(loc))[0])]
+            tree = list_tree(loc)
+            require_one_table(tree, loc.url)
+            tables = [("", split_partitions(tree)[0])]
         for root, parts in tables:
             tloc = loc.child(root) if root else loc
             name, source, snap, props = table_of(tloc.url, target, table, metastore,

@@ -13,7 +13,7 @@ from .._gc import paused_gc
 from ..core.errors import AcidStateError, UsageError
 from ..core.listing import Listing, PathInfo, markers_needed, split_links
 from ..core.names import Base, parse_dir_name
-from ..core.partitions import split_partitions
+from ..core.partitions import require_one_table, split_partitions
 from ..core.raw import read_failure
 from ..core.select import AcidState, select
 from ..core.snapshot import Snapshot, make_snapshot
@@ -79,7 +79,9 @@ def with_read_failures(table: TableState) -> TableState:
 
 
 def _inspect(loc: Location, snapshot: Snapshot, ignore_empty_files: bool) -> TableState:
-    parts, stray = split_partitions(list_tree(loc))
+    paths = list_tree(loc)
+    require_one_table(paths, loc.url)
+    parts, stray = split_partitions(paths)
     return TableState(loc, snapshot, select_partitions(loc, parts, snapshot, ignore_empty_files),
                       tuple(stray))
 

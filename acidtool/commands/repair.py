@@ -25,7 +25,7 @@ from ..core.guards import (
     write_id_range_problem,
 )
 from ..core.names import FLUSH_LENGTH_SUFFIX
-from ..core.partitions import split_partitions
+from ..core.partitions import require_one_table, split_partitions
 from ..core.repair import (
     OPT_IN,
     QUARANTINE_DIR,
@@ -155,6 +155,7 @@ def plan_repair(path: str, opts: RepairOptions, *, run: str | None = None,
     ctx = Context(snap.hive_version, "rows", opts.snapshot_given, None,
                   table_name=None, insert_only=snap.insert_only)
     tree = [p for p in list_tree(target) if not _ours(p.path)]
+    require_one_table(tree, target.url)
     parts, stray = split_partitions(tree)
     with ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
         remote = not target.is_local

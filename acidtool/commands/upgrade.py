@@ -14,7 +14,12 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from ..core.compaction import compactor_snapshot, original_bytes, statement
-from ..core.partitions import PartitionListing, discover_tables, split_partitions
+from ..core.partitions import (
+    PartitionListing,
+    discover_tables,
+    require_one_table,
+    split_partitions,
+)
 from ..core.rules import Finding
 from ..core.snapshot import Snapshot
 from ..core.upgrade import STATS_KEY, FileStats, Readiness, parse_stats, readiness
@@ -106,7 +111,9 @@ def upgrade_check(paths: Sequence[str], target: Target, *, recursive: bool = Fal
         found: list[tuple[str, Sequence[PartitionListing]]]
         if not recursive:
             require_not_acid_dir(loc)
-            found = [("", split_partitions(list_tree(loc))[0])]
+            tree = list_tree(loc)
+            require_one_table(tree, loc.url)
+            found = [("", split_partitions(tree)[0])]
         else:
             found = [(t.root, t.partitions) for t in discover_tables(list_tree(loc))]
         total += sum(len(parts) for _, parts in found)

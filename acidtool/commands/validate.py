@@ -25,6 +25,7 @@ from ..core.partitions import (
     PartitionListing,
     discover_tables,
     is_partition_component,
+    require_one_table,
     split_partitions,
 )
 from ..core.rules import (
@@ -123,6 +124,7 @@ def _validate_path(loc: Location, opts: ValidateOptions, ctx: Context, codes: li
     if opts.recursive:
         tables = [(t.root, list(t.partitions), []) for t in discover_tables(tree)]
     else:
+        require_one_table(tree, loc.url)
         parts, stray = split_partitions(tree)
         tables = [("", parts, stray)]
     # Many partitions (a deep or remote table, a warehouse tree) are checked share by share

@@ -8,6 +8,8 @@ intermediate level belong to no partition: they come back as ``stray`` (Hive nev
 
 from __future__ import annotations
 
+from .errors import UsageError
+
 from dataclasses import dataclass
 from typing import Callable
 
@@ -88,6 +90,31 @@ class TableListing:
 
 def _acid_prefixed(name: str) -> bool:
     return name.startswith(("base_", "delta_", "delete_delta_"))
+
+
+def tables_below(paths: list[PathInfo]) -> list[str]:
+    """The roots of the ACID tables below a directory that is no table itself (no ACID
+    directory in it or in its partitions): a warehouse or database folder given where one
+    table is meant. [] for a table, or a folder with no ACID table below."""
+    for info in paths:
+        parts = info.path.split("/")
+        for part in parts if info.is_dir else parts[:-1]:
+            if _acid_prefixed(part):
+                return []  # a base or delta of the table itself (or of its partitions)
+            if not is_partition_component(part):
+                break
+    return sorted(t.root for t in discover_tables(paths) if t.root)
+
+
+def require_one_table(paths: list[PathInfo], url: str) -> None:
+    """Refuse a folder of tables given as one table (a warehouse or a database directory):
+    read as a table, its tables' files would be taken for original data."""
+    roots = tables_below(paths)
+    if roots:
+        shown = ", ".join(roots[:3]) + (f" and {len(roots) - 3} more" if len(roots) > 3 else "")
+        raise UsageError(f"{url} holds tables ({shown}); it is not one: give one table's "
+                         "directory, or --recursive (-r) where the command takes it (ls, "
+                         "validate, compaction-plan, upgrade-check, report)")
 
 
 def discover_tables(paths: list[PathInfo]) -> list[TableListing]:
