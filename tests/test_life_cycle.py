@@ -253,3 +253,30 @@ def test_a_folder_of_tables_is_refused_as_a_table(tmp_path, command, level):
     assert tree(wh) == before
     if command[0] in ("ls", "validate", "upgrade-check", "compaction-plan"):
         assert run(command[0], "-r", path).code in (0, 1)
+
+
+# ------------------------------------------------------------------------------------------------
+# export --incremental after a write below the recorded high watermark (case 5)
+
+
+def test_incremental_export_sees_a_write_id_below_the_recorded_high_watermark(tmp_path):
+    pytest.importorskip("pyiceberg")
+    from .helpers.layouts import plain
+
+    t = table(tmp_path)
+    shutil.rmtree(t / "delta_0000004_0000004_0000")  # deltas 1, 2, 3 and 5: 4 still to come
+    snap = "t:20:9223372036854775807::"
+    args = ("--to", "iceberg", "--catalog", tmp_path / "cat", "--table", "d.t", *V3,
+            "--write-ids", snap, "--format", "json")
+    first = run("export", t, *args)
+    assert first.code == 0, first.err
+    assert first.json()["rows_added"] == 6
+    (tmp_path / "land.orc").write_bytes(plain(rows=[(100, "x"), (101, "y")]))
+    conv = run("convert", tmp_path / "land.orc", "--table", t, "--write-id", "4", *V3)
+    assert conv.code == 0, conv.err
+    again = run("export", t, *args, "--incremental")
+    assert again.code == 0, again.err
+    assert again.json()["action"] == "incremental"
+    assert again.json()["rows_added"] == 2
+    same = run("export", t, *args, "--incremental")
+    assert same.code == 0 and same.json()["action"] == "nothing"

@@ -56,6 +56,10 @@ P_WRITE_IDS = "acidtool.write-ids"  # Hive 3 and 4
 P_TXNS = "acidtool.txns"  # Hive 2.3, whose snapshot is a transaction list
 P_PARTITIONS = "acidtool.partitions"
 P_MODE = "acidtool.mode"
+# what the snapshot selects, per partition (a hash of the names and sizes of its directories'
+# files): a write id converted below the recorded high watermark changes it, the snapshot
+# string not
+P_STATE = "acidtool.state"
 P_TABLE = "acidtool.hive-table"
 P_TOOL = "acidtool.version"
 
@@ -83,6 +87,7 @@ class Source:
     insert_only: bool
     hive_table: str | None = None
     given: str = ""  # the path (or table name) as the command line gave it
+    state: str = ""  # the table's state the snapshot reads (``table_state``)
 
     @property
     def shown(self) -> str:
@@ -92,7 +97,7 @@ class Source:
         out = {P_SOURCE: self.url, P_VERSION: self.hive_version,
                P_WRITE_IDS if self.has_write_ids else P_TXNS: self.snapshot,
                P_PARTITIONS: json.dumps(sorted(self.partitions)), P_MODE: mode,
-               P_TOOL: __version__}
+               P_STATE: self.state, P_TOOL: __version__}
         if self.hive_table:
             out[P_TABLE] = self.hive_table
         return out
@@ -100,7 +105,8 @@ class Source:
     def same_as(self, recorded: dict[str, str]) -> bool:
         key = P_WRITE_IDS if self.has_write_ids else P_TXNS
         return (recorded.get(P_SOURCE) == self.url and recorded.get(key) == self.snapshot
-                and recorded.get(P_PARTITIONS, "[]") == json.dumps(sorted(self.partitions)))
+                and recorded.get(P_PARTITIONS, "[]") == json.dumps(sorted(self.partitions))
+                and recorded.get(P_STATE) == self.state)
 
 
 @dataclass(frozen=True)
@@ -185,7 +191,8 @@ def plan_export(target: Target, opts: ExportOptions, given: str = "", *,
     readers = {id(u.reader): u.reader for u in read.units}
     source = Source(_source_url(target.url), str(version), concrete, version.has_write_ids,
                     tuple(sorted(p.strip("/") for p in opts.partitions)), snap.insert_only,
-                    target.table.full_name if target.table else None, given)
+                    target.table.full_name if target.table else None, given,
+                    table_state(read))
     columns = _partition_columns(read)
     arrow = rows_schema(read.schema, snap.insert_only)
     if dry_run and not iceberg.exists(spec):  # (opening a local catalog makes it)
@@ -216,7 +223,8 @@ def plan_export(target: Target, opts: ExportOptions, given: str = "", *,
                          f"this export uses Hive {source.hive_version}'s (--hive-version)")
     if source.same_as(previous):
         return _replace(plan, "nothing", f"{name} already holds this snapshot ({prev_snap}) "
-                        "of the table: nothing to do", previous), work
+                        "of the table, and the table's files it reads are unchanged: nothing "
+                        "to do", previous), work
     if not opts.incremental:
         raise UsageError(f"{name} already holds an export of this table, at {prev_snap}: give "
                          "--incremental to apply what changed since, or export into a new table")
@@ -234,6 +242,23 @@ def _replace(plan: ExportPlan, action: str, why: str, previous: dict[str, str]) 
 
 def _source_url(url: str) -> str:
     return url if "://" in url else os.path.abspath(url)
+
+
+def table_state(read) -> str:
+    """What the snapshot reads, as a hash: per partition, the name of every directory and
+    original file it selects, with the names and sizes of their files. Two exports of the same
+    snapshot string read different rows when a writer (``convert --write-id 4`` below the
+    high watermark, a compaction, a repair) changed the table between them: this tells."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    parts = {u.reader.part.partition: u.reader.part for u in read.units}
+    for name in sorted(parts):
+        for e in sorted(parts[name].state.entries, key=lambda e: e.name):
+            if e.status in ("selected", "original"):
+                files = sorted((f.path, f.size) for f in e.files) if e.is_dir else e.size
+                digest.update(json.dumps([name, e.name, files]).encode())
+    return digest.hexdigest()[:32]
 
 
 def _concrete(snap, read) -> str:
