@@ -17,7 +17,19 @@ partition columns (typed as the metastore says, strings without one), and ``ROW_
 
 from __future__ import annotations
 
+import functools
+import os
+import shutil
+import subprocess
+import sys
 from typing import Sequence
+
+# Spark starts its Python workers (and looks up Python data sources such as ``hiveacid``)
+# with $PYSPARK_PYTHON, else `python3` from PATH: a script run by a virtual environment's
+# python without that environment on PATH would get another interpreter, without acidtool.
+# Read when a SparkContext starts: set here, so that importing acidtool.spark before making
+# the session is enough.
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 
 def session(master: str | None = None, verbose: bool = False):
@@ -33,7 +45,45 @@ def register(spark) -> None:
     finds the source itself wherever acidtool is installed (the ``pyspark_hiveacid`` module)."""
     from .hiveacid import register as register_source
 
+    _require_workers_python(spark)
     register_source(spark)
+
+
+def _require_workers_python(spark) -> None:
+    """A session made before acidtool.spark was imported may run workers whose Python has no
+    acidtool (a venv's python run without the venv on PATH): said in one line with the fix,
+    rather than Spark's DATA_SOURCE_NOT_FOUND. Only on a local master (a cluster's workers
+    are the cluster's)."""
+    sc = spark.sparkContext
+    if not str(sc.master).startswith("local"):
+        return
+    problem = _python_problem(getattr(sc, "pythonExec", None) or "python3")
+    if problem:
+        from .core.errors import UsageError
+
+        raise UsageError(problem)
+
+
+@functools.lru_cache(maxsize=None)
+def _python_problem(python: str) -> str | None:
+    found = shutil.which(python)
+    if found is None:
+        return (f"Spark's Python workers run {python!r}, which is not found: set "
+                f"PYSPARK_PYTHON={sys.executable} before the SparkSession starts (or import "
+                "acidtool.spark first)")
+    if os.path.realpath(found) == os.path.realpath(sys.executable):
+        return None
+    try:
+        ok = subprocess.run([found, "-c", "import acidtool, pyarrow, pyspark"], cwd="/",
+                            capture_output=True, timeout=60).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        ok = False
+    if ok:
+        return None
+    return (f"Spark's Python workers run {found}, which cannot import acidtool, pyarrow and "
+            f"pyspark (this script "
+            f"runs {sys.executable}): set PYSPARK_PYTHON={sys.executable} before the "
+            "SparkSession starts, or import acidtool.spark before making it")
 
 
 def read_table(spark, path: str, write_ids: str | None = None, txns: str | None = None,

@@ -482,3 +482,24 @@ def test_report_names_the_table_and_takes_the_metastores_snapshot(metastore, tab
     [ls_part] = listed["partitions"]
     assert part["deltas"] == ls_part["deltas"] and len(part["deltas"]) == 1
     assert not any(f"_{write.write_id:07d}_" in d for d in part["deltas"])
+
+
+def test_an_insert_only_table_is_named_through_a_stock_metastore(metastore, tmp_path):
+    """A stock 3.1 or 4.0 metastore (its capability check and, in 4.0, its transformer on)
+    gives an insert-only table only to a client whose request says it reads them, as Hive's
+    own client's does ("Your client does not appear to support insert-only tables")."""
+    if metastore.version == "2":
+        pytest.skip("Hive 2.3 has no insert-only tables")
+    name = f"io{next(_names)}"
+    location = f"{metastore.warehouse}/{name}"
+    create_table(metastore.url, "default", name, "file://" + location, bucket_cols=(),
+                 params={"transactional_properties": "insert_only"})
+    raw_orc(tmp_path / "src.orc", [1, 2])
+    conv = convert(metastore, tmp_path / "src.orc", f"default.{name}", "--insert-only")
+    assert conv.code == 0, conv.err
+    result = run("ls", f"default.{name}", "--metastore", metastore.url, "--format", "json")
+    assert result.code == 0, result.err
+    assert result.json()["partitions"][0]["deltas"] == ["delta_0000001_0000001_0000"]
+    rows = run("read", f"default.{name}", "--metastore", metastore.url)
+    assert rows.code == 0, rows.err
+    assert sorted(rows.out.splitlines()) == ['{"id":1,"name":"n1"}', '{"id":2,"name":"n2"}']

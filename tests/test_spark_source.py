@@ -249,6 +249,24 @@ def test_sql_create_select_insert(spark, tmp_path):
         spark.sql("DROP TABLE acid_p")
 
 
+def test_sql_table_options_reach_the_source(spark, tmp_path):
+    """Spark hands a SQL table's OPTIONS over as "option.<name>", lower-cased: each is taken
+    as the option it names (hiveVersion, writeIds), and a typo is still refused."""
+    t = partitioned(tmp_path)
+    spark.sql(f"CREATE TABLE acid_o USING hiveacid OPTIONS (path '{t}', hiveVersion '3', "
+              "writeIds 'default.t:1:9223372036854775807::')")
+    try:
+        assert spark.sql("SELECT count(*) FROM acid_o").collect()[0][0] == 6
+    finally:
+        spark.sql("DROP TABLE acid_o")
+    spark.sql(f"CREATE TABLE acid_typo USING hiveacid OPTIONS (path '{t}', hiveVersoin '3')")
+    try:
+        with pytest.raises(Exception, match="unknown read option 'hiveversoin'"):
+            spark.sql("SELECT count(*) FROM acid_typo").collect()
+    finally:
+        spark.sql("DROP TABLE acid_typo")
+
+
 def test_a_failed_job_leaves_the_table_as_it_was(spark, tmp_path):
     from .test_repair import tree
 

@@ -23,6 +23,11 @@ SPARKS_OWN = {"owner", "external", "location", "comment", "provider", "is_manage
               "checkpointlocation", "queryname"}
 
 
+# Spark hands a SQL table's OPTIONS (...) to the source as table properties named
+# "option.<name>", lower-cased (TableCatalog.OPTION_PREFIX)
+SQL_PREFIX = "option."
+
+
 def known(options: Mapping[str, str], names: tuple[str, ...], what: str) -> dict[str, str]:
     """The options by their names. A SQL table's options serve its reads and its writes
     alike, so an option of the other kind is taken and left unused; a name of neither kind
@@ -31,6 +36,8 @@ def known(options: Mapping[str, str], names: tuple[str, ...], what: str) -> dict
     other = {n.lower() for n in READ_OPTIONS + WRITE_OPTIONS} | SPARKS_OWN
     out = {}
     for key, value in options.items():
+        if key.lower().startswith(SQL_PREFIX) and key.lower() != SQL_PREFIX:
+            key = key[len(SQL_PREFIX):]  # a SQL table's OPTIONS (...), as Spark hands them on
         name = lower.get(key.lower())
         if name is None:
             if key.lower() in other:

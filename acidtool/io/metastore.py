@@ -28,6 +28,8 @@ from ..core.catalog import (
 )
 from ..core.snapshot import ValidTxnList, ValidWriteIdList
 from ..core.versions import HiveVersion
+
+INSERT_ONLY_TABLES = 2  # ClientCapability, in every metastore IDL that has it
 from . import thrift
 from .thrift import BOOL, I16, I32, I64, LIST, MAP, STRING, STRUCT
 
@@ -144,7 +146,13 @@ class Metastore:
     # -- tables ---------------------------------------------------------------------------
     def table(self, db: str, name: str) -> TableInfo:
         try:
-            result = self.call("get_table_req", [(1, STRUCT, [(1, STRING, db), (2, STRING, name)])])
+            request: list = [(1, STRING, db), (2, STRING, name)]
+            if self.version != HiveVersion.V2:
+                # ClientCapabilities([INSERT_ONLY_TABLES]), as Hive's own client sends: a
+                # stock 3.1 or 4.0 metastore (metastore.client.capability.check) refuses an
+                # insert-only table to a client that does not say it reads them
+                request.append((3, STRUCT, [(1, LIST, (I32, [INSERT_ONLY_TABLES]))]))
+            result = self.call("get_table_req", [(1, STRUCT, request)])
         except thrift.RemoteError as exc:
             if exc.field == 2:
                 raise MetastoreError(f"the metastore at {self.url} has no table {db}.{name}") \
