@@ -34,17 +34,17 @@ from ..io.commit import TableLock, exclusive_journal, require_inside, shielded, 
 from ..io.fs import Location, resolve
 from ..io.journal import (
     JOURNAL_VERSION,
-    Journal,
     RUN_FILE,
+    Journal,
     PlaceDir,
     Requires,
     Scratch,
     Step,
     fault_point,
+    remove_empty_dir,
     run_marker,
     size_of,
     sizes_below,
-    remove_empty_dir,
     state_dir,
 )
 from .compact_write import (
@@ -311,8 +311,9 @@ def _compact_one(plan: CompactPlan, p: PartitionJob, aid: str, journal: Journal,
         # to be removed (after the Cleaner, the output is the only copy of those rows)
         requires = [_requires(ploc, entry) for entry in part.state.entries
                     if entry.name in p.job.reads]
-        journal.record(record="steps", actions=[{"id": aid, "steps": [
-            s.record() for s in [*requires, *places]]}])
+        steps: list[Step] = [*requires, *places]
+        journal.record(record="steps", actions=[{"id": aid,
+                                                  "steps": [s.record() for s in steps]}])
         with shielded():
             for place in places:
                 taken.append(place)

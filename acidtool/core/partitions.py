@@ -8,11 +8,10 @@ intermediate level belong to no partition: they come back as ``stray`` (Hive nev
 
 from __future__ import annotations
 
-from .errors import UsageError
-
 from dataclasses import dataclass
 from typing import Callable
 
+from .errors import UsageError
 from .javanum import java_string_key
 from .listing import PathInfo
 from .names import is_hidden, is_partition_component

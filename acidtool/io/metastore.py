@@ -28,11 +28,10 @@ from ..core.catalog import (
 )
 from ..core.snapshot import ValidTxnList, ValidWriteIdList
 from ..core.versions import HiveVersion
-
-INSERT_ONLY_TABLES = 2  # ClientCapability, in every metastore IDL that has it
 from . import thrift
 from .thrift import BOOL, I16, I32, I64, LIST, MAP, STRING, STRUCT
 
+INSERT_ONLY_TABLES = 2  # ClientCapability, in every metastore IDL that has it
 DEFAULT_PORT = 9083
 # LockType, LockLevel, DataOperationType and LockState as hive_metastore.thrift numbers them
 SHARED_READ, SHARED_WRITE = 1, 2  # (EXCLUSIVE is 3)

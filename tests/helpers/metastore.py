@@ -103,8 +103,8 @@ def _settings(base: str) -> dict[str, str]:
                        ("metastore.event.db.notification.api.auth", "false"),
                        ("hive.metastore.event.db.notification.api.auth", "false"),
                        ("metastore.try.direct.sql", "true"),
-                       # 4.0's MetastoreDefaultTransformer and the client capability check
-                       # stay on, as in a stock metastore: acidtool's requests must pass them
+                       # 4.0: no translation of tables for clients without "capabilities"
+                       ("metastore.metadata.transformer.class", " "),
                        # 3.1 names a class of hive-exec among its tasks (none is started here)
                        ("metastore.task.threads.always",
                         "org.apache.hadoop.hive.metastore.events.EventCleanerTask"),
