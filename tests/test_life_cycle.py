@@ -280,3 +280,22 @@ def test_incremental_export_sees_a_write_id_below_the_recorded_high_watermark(tm
     assert again.json()["rows_added"] == 2
     same = run("export", t, *args, "--incremental")
     assert same.code == 0 and same.json()["action"] == "nothing"
+
+
+# ------------------------------------------------------------------------------------------------
+# The table's kind from its files (case 6, in part)
+
+
+def test_compact_refuses_a_full_acid_compaction_of_an_insert_only_tables_files(tmp_path):
+    """Without --insert-only, an insert-only table's plain files would be written into a
+    full-ACID base (Hive then returns the six event columns as rows): refused, nothing
+    written; with --insert-only it compacts."""
+    from .test_compact import insert_only_table
+
+    t = insert_only_table(tmp_path / "t")
+    before = tree(t)
+    result = run("compact", t, "--major", "--apply")
+    assert result.code == 2
+    assert "holds plain rows, not ACID events" in result.err and "--insert-only" in result.err
+    assert tree(t) == before
+    assert run("compact", t, "--major", "--insert-only", "--apply").code == 0

@@ -157,10 +157,26 @@ def plan_compaction(target: Target, opts: CompactOptions) -> CompactPlan:
             for rel in files:
                 footer = reader.footer(rel)
                 events += footer.rows if footer is not None else 0
+                _require_acid_file(target.url, rel, footer)
         out.append(PartitionJob(part.partition, part.location.url, job, len(files), events))
     names = tuple(target.column_names) if target.column_names else None
     return CompactPlan(target.url, snap, compactor, tuple(out), names,
                        _takes_transaction(target))
+
+
+def _require_acid_file(url: str, rel: str, footer) -> None:
+    """The table's kind from its files, before anything is written: a file inside a base or
+    delta without the ACID event columns is an insert-only table's (or a foreign file), and a
+    full-ACID compaction of it would hand Hive the six event columns as rows."""
+    from ..core.facts import footer_is_acid
+
+    top = rel.split("/", 1)[0]
+    if footer is None or "/" not in rel or not top.startswith(("base_", "delta_")) or \
+            footer_is_acid(footer):
+        return
+    raise UsageError(f"{url}/{rel} holds plain rows, not ACID events: an insert-only table's "
+                     "file (give --insert-only, or --metastore to read the table's kind), or "
+                     "a foreign file (`acidtool validate` names it); nothing was written")
 
 
 # ------------------------------------------------------------------------------------------------
