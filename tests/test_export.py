@@ -421,7 +421,7 @@ def _kill_points(args: list, state: Path) -> int:
     """How many fault points a run passes (it is run to the end, uncounted, to know)."""
     env = {**os.environ, "ACIDTOOL_STATE_DIR": str(state), "ACIDTOOL_KILL_AT": "1000000"}
     proc = subprocess.run([sys.executable, "-c", (
-        "import sys, acidtool.io.journal as j\n"
+        "import sys, acidtool.io.fileops as j\n"
         "from acidtool.cli.main import main\n"
         "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
         "print(j._faults[0], file=sys.stderr)"), *map(str, args)],

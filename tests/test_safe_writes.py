@@ -362,7 +362,10 @@ def test_a_reader_at_every_step_of_an_in_place_rewrite_reads_every_row(tmp_path,
         seen.append(rows(root))
         real()
 
-    monkeypatch.setattr(J, "fault_point", fault_point)
+    import acidtool.io.fileops as F
+
+    monkeypatch.setattr(J, "fault_point", fault_point)  # after a journal record
+    monkeypatch.setattr(F, "fault_point", fault_point)  # after each filesystem operation
     out = run("repair", root, "--apply")
     assert out.code == 0, out.out
     assert seen and all(r == expected for r in seen), seen
