@@ -190,7 +190,8 @@ def test_compact_writes_through_a_local_file_and_undoes_on_hdfs(minidfs, tmp_pat
     (written,) = done.json()["partitions"][0]["written"]
     assert written == "base_0000002"
     assert sorted(fs.ls(f"{root}/{written}", detail=False)) == [
-        f"{root}/{written}/{n}" for n in ("_metadata_acid", "_orc_acid_version", "bucket_00000")]
+        f"{root}/{written}/{n}" for n in ("_acidtool_run", "_metadata_acid", "_orc_acid_version",
+                                          "bucket_00000")]
     assert not [p for p in fs.ls(root, detail=False) if "_acidtool_staging_" in p]
     assert sorted(run("read", table, "--with-row-id").out.splitlines()) == before
     assert run("undo", done.json()["journal"]).code == 0
