@@ -105,10 +105,24 @@ def tables_below(paths: list[PathInfo]) -> list[str]:
     return sorted(t.root for t in discover_tables(paths) if t.root)
 
 
+def folder_of_tables(paths: list[PathInfo], url: str) -> list[str]:
+    """The tables below ``url`` when it is a warehouse or database folder rather than a table:
+    tables below directories that are not its partitions, in a ``*.db`` directory, or in two or
+    more of its subdirectories. One subdirectory of deltas (a replication dump's ``data/``)
+    is an original directory Hive reads as the table's own."""
+    roots = [r for r in tables_below(paths)
+             if not is_partition_component(r.split("/", 1)[0])]
+    tops = {r.split("/", 1)[0] for r in roots}
+    if len(tops) >= 2 or url.rstrip("/").endswith(".db") or \
+            any(t.endswith(".db") for t in tops):
+        return roots
+    return []
+
+
 def require_one_table(paths: list[PathInfo], url: str) -> None:
     """Refuse a folder of tables given as one table (a warehouse or a database directory):
     read as a table, its tables' files would be taken for original data."""
-    roots = tables_below(paths)
+    roots = folder_of_tables(paths, url)
     if roots:
         shown = ", ".join(roots[:3]) + (f" and {len(roots) - 3} more" if len(roots) > 3 else "")
         raise UsageError(f"{url} holds tables ({shown}); it is not one: give one table's "
