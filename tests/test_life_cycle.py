@@ -299,3 +299,49 @@ def test_compact_refuses_a_full_acid_compaction_of_an_insert_only_tables_files(t
     assert "holds plain rows, not ACID events" in result.err and "--insert-only" in result.err
     assert tree(t) == before
     assert run("compact", t, "--major", "--insert-only", "--apply").code == 0
+
+
+# ------------------------------------------------------------------------------------------------
+# 4. A streaming batch over two partitions, killed at every fault point, then replayed
+
+
+def _stream_batch(t: Path, b: int, state: Path, kill_at: int | None = None):
+    import subprocess
+    import sys
+
+    env = {**os.environ, "ACIDTOOL_STATE_DIR": str(state)}
+    env.pop("ACIDTOOL_KILL_AT", None)
+    if kill_at is not None:
+        env["ACIDTOOL_KILL_AT"] = str(kill_at)
+    return subprocess.run([sys.executable, "-m", "tests.helpers.streamjob", str(t), str(b)],
+                          env=env, capture_output=True, text=True, timeout=120,
+                          cwd=Path(__file__).resolve().parents[1])
+
+
+def test_a_streaming_batch_killed_at_any_point_is_committed_once_by_its_replay(tmp_path):
+    """Batch 1 of a stream writes to two partitions; killed at each fault point (between the
+    two partitions' renames too), the query's restart replays it: its rows are in exactly
+    once, the next batch's too, and no staging directory is left."""
+    from .helpers.streamjob import rows_of
+    from .test_spark_source import _ids, partitioned
+
+    points = 0
+    for kill_at in range(1, 40):
+        t = partitioned(tmp_path / str(kill_at))
+        state = tmp_path / f"state{kill_at}"
+        before = _ids(t)
+        assert _stream_batch(t, 0, state).returncode == 0
+        killed = _stream_batch(t, 1, state, kill_at)
+        if killed.returncode == 0:
+            break
+        assert killed.returncode == -9, killed.stderr
+        points += 1
+        for b in (1, 2):  # the restart: batch 1 replayed, then the next one
+            again = _stream_batch(t, b, state)
+            assert again.returncode == 0, again.stderr
+        want = sorted(before + [f'{i},"s{i}","{ds}"' for b in (0, 1, 2)
+                                for i, _, ds in rows_of(b)])
+        assert _ids(t) == want, f"killed at fault point {kill_at}"
+        left = [str(p) for p in t.rglob("_acidtool_staging_*")]
+        assert not left, left
+    assert points >= 4  # staged, locked, between the renames, after them

@@ -449,21 +449,26 @@ def test_each_micro_batch_commits_one_delta_and_a_restart_goes_on(spark, tmp_pat
                                         for i in ids))
 
     def run_stream():
-        q = (spark.readStream.schema("id int, name string").json(str(src))
-             .writeStream.format("hiveacid").option("checkpointLocation", str(check))
-             .trigger(availableNow=True).start(str(t)))
+        q = (spark.readStream.schema("id int, name string").option("maxFilesPerTrigger", 1)
+             .json(str(src)).writeStream.format("hiveacid")
+             .option("checkpointLocation", str(check)).trigger(availableNow=True)
+             .start(str(t)))
         q.awaitTermination(120)
         assert q.exception() is None, q.exception()
 
     drop("a.json", range(3))
-    run_stream()
     drop("b.json", range(3, 5))
+    run_stream()  # two batches, one file each: Spark plans each commit's writer again
+    drop("c.json", range(5, 7))
     run_stream()  # the same checkpoint: the next batch
     deltas = sorted(n for n in os.listdir(t) if n.startswith("delta_"))
-    assert len(deltas) == 2, os.listdir(t)
+    assert deltas == ["delta_0000001_0000001_0000", "delta_0000002_0000002_0000",
+                      "delta_0000003_0000003_0000"], os.listdir(t)
     for d in deltas:
         assert [n for n in os.listdir(t / d) if n.startswith("_acidtool_stream_")]
-    assert sorted(r.id for r in hiveacid(spark).load(str(t)).collect()) == list(range(5))
+    assert sorted(r.id for r in hiveacid(spark).load(str(t)).collect()) == list(range(7))
+    checked = run("validate", t, "--format", "json")
+    assert checked.code == 0, checked.out  # each row's write id is its directory's
     assert not [n for n in os.listdir(t) if n.startswith("_acidtool_staging_")]
     clean(t)
 
@@ -487,7 +492,7 @@ def test_a_micro_batch_run_again_commits_nothing_twice(tmp_path):
     for _ in range(2):
         files = write_task(for_batch(job, "q-1234567890", 7), iter([rows]), 0, 0)
         commit_batch(job, [Written(files, "q-1234567890")], 7)
-    assert [n for n in os.listdir(t) if not n.startswith(".")] == ["delta_0000008_0000008_0000"]
+    assert [n for n in os.listdir(t) if not n.startswith(".")] == ["delta_0000001_0000001_0000"]
     assert len(run("read", t).out.splitlines()) == 2
     with pytest.raises(Exception, match="appends"):
         plan_stream(WriteOptions.of({"path": str(t)}), frame, True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Callable
 from dataclasses import replace
 
 import pyarrow as pa
@@ -221,10 +222,14 @@ def _columns(schema: pa.Schema, frame: pa.Schema, keys: tuple[str, ...]) -> tupl
 # Commit and abort
 
 
-def commit_job(job: Job, files: list[Staged], marker: str | None = None) -> dict[str, dict]:
+def commit_job(job: Job, files: list[Staged], marker: str | None = None,
+               done: Callable[[], bool] | None = None,
+               before: Callable[[], None] | None = None) -> dict[str, dict]:
     """Commit what the tasks staged (see ``write.py``): partition -> {directory, files,
     rows, journal}. ``marker``: the name of an empty file put in each directory written (a
-    streaming batch's, hidden from Hive by its ``_``)."""
+    streaming batch's, hidden from Hive by its ``_``). Under the table's lock, once a killed
+    run's half-done commit is rolled back: ``before()`` is run, and if ``done()`` the job is
+    committed already (nothing is placed, ``{}``)."""
     from ..io.commit import TableLock, table_of
 
     table, root = resolve(job.table), resolve(job.staging)
@@ -240,7 +245,7 @@ def commit_job(job: Job, files: list[Staged], marker: str | None = None) -> dict
         except BaseException:
             abort_job(job)
             raise
-        _remove(root)
+        remove_staging(root)
         return {}
     try:
         staged = {part: _place(job, parts[part], root, _staged_dir(job, root, part), marker)
@@ -259,13 +264,17 @@ def commit_job(job: Job, files: list[Staged], marker: str | None = None) -> dict
         except StaleRunRefused:
             restore = True  # the other run's to finish: its lock record is put back
             raise
+        if before is not None:
+            before()
+        if done is not None and done():
+            return {}
         return _commit_locked(job, staged, lock)
     except BaseException:
         abort_job(job)
         raise
     finally:
         lock.release(restore=restore)
-        _remove(root)
+        remove_staging(root)
 
 
 COMMAND = "hiveacid write"
@@ -450,7 +459,7 @@ def _metastore_commit(job: Job, parts: list[str]) -> None:
 
 def abort_job(job: Job) -> None:
     """The staging directory removed; the metastore transaction aborted."""
-    _remove(resolve(job.staging))
+    remove_staging(resolve(job.staging))
     if not job.transaction:
         return
     from ..io.metastore import Metastore
@@ -463,7 +472,7 @@ def abort_job(job: Job) -> None:
         pass  # the metastore aborts it when it times out
 
 
-def _remove(loc: Location, tries: int = 5) -> None:
+def remove_staging(loc: Location, tries: int = 5) -> None:
     """The staging directory removed (again while a task of an aborted job, not yet stopped,
     was writing into it)."""
     for i in range(tries):
@@ -478,4 +487,4 @@ def _remove(loc: Location, tries: int = 5) -> None:
         time.sleep(0.2 * (i + 1))
 
 
-__all__ = ["plan_write", "commit_job", "abort_job", "TASKS"]
+__all__ = ["plan_write", "commit_job", "abort_job", "remove_staging", "TASKS"]

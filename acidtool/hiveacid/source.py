@@ -112,6 +112,7 @@ class PruningReader(Reader):
 class Written(WriterCommitMessage):
     files: list  # of write.Staged
     query: str = ""  # a streaming batch's query id
+    job: object = None  # a streaming batch's job as its tasks ran it (write id, staging)
 
 
 class StreamWriter(DataSourceStreamArrowWriter):
@@ -136,7 +137,7 @@ class StreamWriter(DataSourceStreamArrowWriter):
         query = ctx.getLocalProperty(QUERY_ID)
         job = for_batch(self.job, query, int(ctx.getLocalProperty(BATCH_ID)))
         return Written(write_task(job, iterator, ctx.partitionId(), ctx.attemptNumber()),
-                       query)
+                       query, job)
 
     def commit(self, messages, batchId):
         from .stream import commit_batch
