@@ -27,7 +27,11 @@ def test_ls_json_matches_case(case, tmp_path):
     # 1 where Hive's getAcidState fails, or its reader then does (read_error: an original
     # file Hive 3 and 4 cannot number; test_hive_raw_files judges that by Hive's own reader)
     fails = expected(case)["error"] or doc["partitions"][0]["read_error"]
-    assert result.code == (1 if fails else 0), result.err
+    # and 1 where the selection is half of a compaction: one of delta_M_N and delete_delta_M_N
+    # hides the other kind's directories without its partner (Hive selects it all the same)
+    halves = doc["partitions"][0].get("half_compactions")
+    assert result.code == (1 if fails or halves else 0), result.err
+    assert not halves or "testMinorCompactedDeltaMakesInBetweenDelteDeltaObsolete" in case["id"]
     assert len(doc["partitions"]) == 1
     part = doc["partitions"][0]
     assert part["partition"] == ""

@@ -71,11 +71,12 @@ def ls_command(
       acidtool ls shop.orders --metastore thrift://metastore:9083
       acidtool ls /warehouse/db.db/orders --format svg -o orders.svg
 
-    Exit status: 0 listed; 1 Hive would fail to read a partition (the report still prints);
-    2 bad option or unreadable path.
+    Exit status: 0 listed; 1 Hive would fail to read a partition, or a partition holds half
+    of a compaction (the report still prints); 2 bad option or unreadable path.
     """
     from .._gc import paused_gc
     from ..commands.target import resolve
+    from .output import partition_failures
     from .svg import ls_svg
 
     target = resolve(path, metastore=metastore, hive_version=hive_version,
@@ -88,8 +89,8 @@ def ls_command(
     # (the collector stays off while a big listing's objects live: its passes would walk them)
     with paused_gc():
         if fmt is LsFormat.svg:
-            failures = _failures(ls_svg(target.url, target.snapshot, ignore_empty_files,
-                                        output).partitions)
+            failures = partition_failures(ls_svg(target.url, target.snapshot,
+                                                 ignore_empty_files, output).partitions)
         elif recursive:
             failures = _ls_tree(target.url, target.snapshot, Format(fmt.value), files,
                                 ignore_empty_files, (master or "") if spark else None)
@@ -106,7 +107,7 @@ def _ls(path: str, snapshot, fmt: Format, files: bool, ignore_empty_files: bool,
         metastore: dict | None = None) -> list[str]:
     """Print the ls report; return what Hive would fail on, a line per failing partition."""
     from ..commands.ls import inspect_table, with_read_failures
-    from .output import ls_json_pieces, ls_table
+    from .output import ls_json_pieces, ls_table, partition_failures
 
     state = with_read_failures(inspect_table(path, snapshot,
                                              ignore_empty_files=ignore_empty_files))
@@ -114,14 +115,7 @@ def _ls(path: str, snapshot, fmt: Format, files: bool, ignore_empty_files: bool,
         emit_pieces(ls_json_pieces(state, files, metastore))
     else:
         emit(ls_table(state, files))
-    return _failures(state.partitions)
-
-
-def _failures(partitions) -> list[str]:
-    """A line per partition Hive fails on: its getAcidState, or its reader after it."""
-    return [f"{p.partition or p.location.url}: Hive would fail: "
-            f"{(p.state.error or p.read_error).message}"
-            for p in partitions if p.state.error is not None or p.read_error is not None]
+    return partition_failures(state.partitions)
 
 
 def _ls_tree(path: str, snapshot, fmt: Format, files: bool, ignore_empty_files: bool,
@@ -129,7 +123,7 @@ def _ls_tree(path: str, snapshot, fmt: Format, files: bool, ignore_empty_files: 
     """``ls --recursive``: a report per table; JSON: {"path", "tables": [ls's document]}."""
     from ..commands.ls import inspect_tree, with_read_failures
     from ..io.progress import ticker
-    from .output import display, ls_json, ls_table
+    from .output import display, ls_json, ls_table, partition_failures
 
     tables = [with_read_failures(t) for t in inspect_tree(path, snapshot, spark=spark,
               ignore_empty_files=ignore_empty_files, progress=ticker("tables selected"))]
@@ -137,7 +131,7 @@ def _ls_tree(path: str, snapshot, fmt: Format, files: bool, ignore_empty_files: 
         emit_json({"path": path, "tables": [ls_json(t, files) for t in tables]}, max_depth=5)
     else:
         emit("\n\n".join(f"== {display(t.location.url)}\n{ls_table(t, files)}" for t in tables))
-    return _failures([p for t in tables for p in t.partitions])
+    return partition_failures([p for t in tables for p in t.partitions])
 
 
 class Operation(str, enum.Enum):

@@ -9,6 +9,7 @@ from json.encoder import (
 )
 from typing import TYPE_CHECKING, Iterable, Iterator, NamedTuple
 
+from ..core.halfdone import half_done
 from ..core.listing import PathInfo
 from ..core.names import NO_STATEMENT, Base, FileName
 from ..core.select import STATUSES, AcidState, Entry
@@ -153,6 +154,11 @@ def partition_json(p: PartitionState, with_files: bool, _entries=None) -> dict:
     }
     if p.links:  # only then: the schema of every other listing stays as it was
         doc["links"] = list(p.links)
+    halves = half_done(s)
+    if halves:  # only then, as links
+        doc["half_compactions"] = [{"placed": h.placed, "missing": h.missing,
+                                    "hidden": list(h.hidden), "message": h.message()}
+                                   for h in halves]
     return doc
 
 
@@ -212,7 +218,19 @@ def partition_line(p: PartitionState) -> str:
     if p.read_error is not None:  # the selection succeeds; Hive's reader then fails
         line += (f"\n{label}: Hive selects as above, then fails to read: {p.read_error.kind}: "
                  f"{display(p.read_error.message)}")
+    for h in half_done(s):
+        line += f"\n{label}: {display(h.message())}"
     return line
+
+
+def partition_failures(partitions) -> list[str]:
+    """A line per partition Hive fails on (its getAcidState, or its reader after it), and per
+    compaction caught between its renames."""
+    return [f"{p.partition or p.location.url}: Hive would fail: "
+            f"{(p.state.error or p.read_error).message}"
+            for p in partitions if p.state.error is not None or p.read_error is not None] + \
+        [f"{p.partition or p.location.url}: {h.message()}"
+         for p in partitions for h in half_done(p.state)]
 
 
 def ls_table(table: TableState, with_files: bool = False) -> str:

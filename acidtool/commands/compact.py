@@ -60,7 +60,7 @@ from .compact_write import (
     run_jobs,
 )
 from .ls import PartitionState, inspect_table
-from .read import PartitionReader
+from .read import PartitionReader, require_whole
 from .recovery import finish_stale, roll_back
 from .target import Target
 
@@ -142,6 +142,7 @@ def plan_compaction(target: Target, opts: CompactOptions) -> CompactPlan:
     settings = opts.settings.for_table(props)
     out = []
     for part in parts:
+        require_whole(part)  # half of a compaction: its selection is not the table's rows
         kind, reason = opts.kind, ""
         if kind is None and part.state.error is None:
             decision = decide(part.state, snap.hive_version, settings,

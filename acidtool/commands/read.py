@@ -18,8 +18,15 @@ from typing import Any, Iterator, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..core.errors import AcidToolError, ExitStatus, OrcReadError, UsageError
+from ..core.errors import (
+    AcidToolError,
+    ExitStatus,
+    HalfCompactionError,
+    OrcReadError,
+    UsageError,
+)
 from ..core.facts import footer_is_acid
+from ..core.halfdone import half_done
 from ..core.names import FLUSH_LENGTH_SUFFIX, FileName, parse_bucket_id
 from ..core.orcproto import Footer
 from ..core.raw import RawRead, bucket_property, dir_is_raw, file_in_dir, numbered, raw_read
@@ -88,6 +95,17 @@ class _Bucket:
     deletes: list[str] = field(default_factory=list)
 
 
+def require_whole(part: PartitionState) -> None:
+    """Refuses a partition caught between a compaction's two renames (``core/halfdone.py``):
+    its rows would come out deleted or resurrected."""
+    halves = half_done(part.state)
+    if halves:
+        raise HalfCompactionError(
+            f"{part.location.url}: {halves[0].message()}. Nothing reads its rows meanwhile: "
+            "if Hive's compactor runs, let it finish; if acidtool's was killed, `acidtool undo "
+            "JOURNAL` or the next `acidtool compact --apply` rolls it back")
+
+
 class PartitionReader:
     """Rows of one partition for one snapshot, as Arrow batches (row columns, optionally the
     ROW__ID, and the partition columns)."""
@@ -112,6 +130,7 @@ class PartitionReader:
         self.ids: IdList = ids
         if self.state.error is not None:
             raise SnapshotError(f"{part.location.url}: Hive would fail: {self.state.error.message}")
+        require_whole(part)
         if with_row_id and snapshot.insert_only:
             raise UsageError("--with-row-id: an insert-only table's rows have no ROW__ID")
 

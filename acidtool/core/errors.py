@@ -143,3 +143,10 @@ class ReadFailsError(AcidStateError):
     whose name gives no bucket id: ``bucketId out of range: -1``)."""
 
     kind = "read_fails"
+
+
+class HalfCompactionError(AcidToolError):
+    """A partition holds half of a compaction (one of its two directories placed, the other
+    not): its rows would be read wrong, so nothing reads or rewrites them."""
+
+    exit_status = ExitStatus.FINDINGS

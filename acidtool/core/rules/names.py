@@ -6,6 +6,7 @@ import functools
 
 from ..errors import InvalidNameError
 from ..facts import Context, PartitionFacts
+from ..halfdone import half_done
 from ..names import (
     ACID_VERSION_FILE,
     ACIDTOOL_STAGING_PREFIX,
@@ -141,9 +142,10 @@ def _stray_dirs(r: Rule, p: PartitionFacts, ctx: Context):
             continue
         if is_hidden(e.name):
             if e.name.startswith(ACIDTOOL_STAGING_PREFIX):
-                yield r.finding(p.path(e.name), "leftover of an interrupted `acidtool convert`: "
-                                "its delta was never committed and nothing in it is read; "
-                                "remove it", files=e.file_count)
+                yield r.finding(p.path(e.name), "leftover of an interrupted acidtool writer "
+                                "(convert, compact, repair, a hiveacid job): nothing in it was "
+                                "committed or is read; the writer's next run or `acidtool "
+                                "repair` removes it", files=e.file_count)
             elif STAGING.match(e.name):
                 yield r.finding(p.path(e.name), "temporary or staging directory left behind",
                                 files=e.file_count)
@@ -304,8 +306,10 @@ def _invisible(r: Rule, p: PartitionFacts, ctx: Context):
       opt_in='quarantine obsolete and aborted directories',
       waits_for_age=True)
 def _cleaner(r: Rule, p: PartitionFacts, ctx: Context):
+    # what half of a compaction hides is no cleaner's (ACID029): its rows are read nowhere else
+    halves = {name for h in half_done(p.state) for name in h.hidden}
     for e in acid_entries(p):
-        if e.status in ("obsolete", "aborted"):
+        if e.status in ("obsolete", "aborted") and e.name not in halves:
             yield r.finding(p.path(e.name), f"{e.status}: {e.reason}", status=e.status)
     base = p.state.base
     if base is not None and _holds_original_rows(p, base):
@@ -338,6 +342,26 @@ def _open_streaming(r: Rule, p: PartitionFacts, ctx: Context):
             if f.path.endswith(FLUSH_LENGTH_SUFFIX) and file_name(f.name).kind == "flush_length":
                 yield r.finding(p.path(f"{e.name}/{f.path}"), "open streaming file: readers "
                                 "stop at its flushed length")
+
+
+@rule("ACID029", "half-compaction", "error", "names",
+      "Half of a compaction: one of its two directories placed, the other missing",
+      what="A compacted delta_M_N without its delete_delta_M_N, or the reverse, while it hides "
+           "the other kind's directories of write ids M..N.",
+      why="getAcidState takes a directory of a wider range as covering every narrower one, of "
+          "either kind: delete_delta_M_N alone hides the range's inserts (their rows read as "
+          "deleted), delta_M_N alone hides its deletes (deleted rows come back). A compactor "
+          "is between its two renames, or was killed there; acidtool read and compact refuse "
+          "the partition meanwhile.",
+      example="delete_delta_0000001_0000005/ next to delta_0000001_0000001_0000/ .. "
+              "delta_0000005_0000005_0000/, no delta_0000001_0000005/",
+      fix="Hive's compactor: let it finish (SHOW COMPACTIONS). acidtool's, killed: `acidtool "
+          "undo JOURNAL`, or the next `acidtool compact` rolls it back first.",
+      repair="Nothing: the compaction that placed it finishes or rolls it back; repair "
+             "quarantines none of the directories it hides (ACID021 leaves them too).")
+def _half_compaction(r: Rule, p: PartitionFacts, ctx: Context):
+    for h in half_done(p.state):
+        yield r.finding(p.path(h.placed), h.message(), missing=h.missing, hidden=list(h.hidden))
 
 
 @rule("ACID023", "unread-original-data", "info", "names",
