@@ -345,3 +345,38 @@ def test_a_streaming_batch_killed_at_any_point_is_committed_once_by_its_replay(t
         left = [str(p) for p in t.rglob("_acidtool_staging_*")]
         assert not left, left
     assert points >= 4  # staged, locked, between the renames, after them
+
+
+# ------------------------------------------------------------------------------------------------
+# 8. Original files in Tez UNION ALL subdirectories: compacted, cleaned, never re-wrapped
+
+
+def test_union_subdirectories_are_compacted_then_obsolete_and_their_undo_guarded(tmp_path):
+    import pyarrow as pa
+    import pyarrow.orc as orc
+
+    t = tmp_path / "u"
+    for sub, ids in (("HIVE_UNION_SUBDIR_1", [1, 2]), ("HIVE_UNION_SUBDIR_2", [3, 4, 5])):
+        (t / sub).mkdir(parents=True)
+        orc.write_table(pa.table({"id": pa.array(ids, pa.int32()),
+                                  "name": [f"n{i}" for i in ids]}), str(t / sub / "000000_0"))
+    snap = ("--hive-version", "3", "--write-ids", "t:5:9223372036854775807::")
+    before = run("read", t, *snap, "--with-row-id").out
+    assert len(before.splitlines()) == 5
+    done = run("compact", t, "--major", *snap, "--apply", "--journal", tmp_path / "c.jsonl")
+    assert done.code == 0, done.err
+    assert run("read", t, *snap, "--with-row-id").out == before
+    found = run("validate", t, *snap, "--format", "json").json()["findings"]
+    assert {(f["code"], f["path"].rsplit("/", 1)[-1]) for f in found} == {
+        ("ACID021", "HIVE_UNION_SUBDIR_1"), ("ACID021", "HIVE_UNION_SUBDIR_2")}
+    # the repair compact's output advises: the obsolete inputs cleaned, no row re-wrapped
+    cleaned = run("repair", t, *snap, "--apply", "--min-age", "0")
+    assert cleaned.code == 0, cleaned.err
+    assert run("read", t, *snap, "--with-row-id").out == before
+    cleaned = run("repair", t, *snap, "--select", "ACID021", "--apply", "--min-age", "0")
+    assert cleaned.code == 0, cleaned.err
+    assert sorted(n for n in os.listdir(t) if not n.startswith(".")) == ["base_0000000"]
+    assert run("read", t, *snap, "--with-row-id").out == before
+    undone = run("undo", tmp_path / "c.jsonl")  # its inputs gone: the base is the only copy
+    assert undone.code == 1 and "undo refused" in undone.out + undone.err
+    assert run("read", t, *snap, "--with-row-id").out == before

@@ -327,7 +327,7 @@ def _compact_one(plan: CompactPlan, p: PartitionJob, aid: str, journal: Journal,
         # undo's preconditions: what the compaction read must still be there for its output
         # to be removed (after the Cleaner, the output is the only copy of those rows)
         requires = [_requires(ploc, entry) for entry in part.state.entries
-                    if entry.name in p.job.reads]
+                    if entry.name in p.job.inputs]
         steps: list[Step] = [*requires, *places]
         journal.record(record="steps", actions=[{"id": aid,
                                                   "steps": [s.record() for s in steps]}])
@@ -367,7 +367,7 @@ def _requires(ploc: Location, entry) -> Requires:
 
 
 def _read_entries(part: PartitionState, job: Job) -> set:
-    return {(e.name, e.files) for e in part.state.entries if e.name in job.reads}
+    return {(e.name, e.files) for e in part.state.entries if e.name in job.inputs}
 
 
 def _require_unchanged(plan: CompactPlan, p: PartitionJob, was: set) -> None:
@@ -375,7 +375,7 @@ def _require_unchanged(plan: CompactPlan, p: PartitionJob, was: set) -> None:
     and sizes of its files), and no directory of the names to be written appeared."""
     now = inspect_table(p.url, plan.compactor).partitions
     state = now[0].state if now else None
-    if state is None or {(e.name, e.files) for e in state.entries if e.name in p.job.reads} \
+    if state is None or {(e.name, e.files) for e in state.entries if e.name in p.job.inputs} \
             != was:
         raise PathError(f"{p.url} changed while it was compacted (what the compaction read is "
                         "not there as it was): nothing was committed; run it again")

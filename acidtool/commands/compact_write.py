@@ -75,8 +75,8 @@ def files_read(part: PartitionState, job: Job) -> list[str]:
     """The data files (relative to the partition) in what the job reads."""
     out = []
     for name in job.reads:
-        entry = part.state.entry(name)
-        if not entry.is_dir:
+        entry = part.state.entry(name) if "/" not in name else None
+        if entry is None or not entry.is_dir:  # an original file (in a union subdirectory)
             out.append(name)
             continue
         out.extend(f"{name}/{f.path}" for f in entry.files
@@ -107,7 +107,7 @@ def bucket_jobs(reader: PartitionReader, job: Job, insert_only: bool) -> list[Bu
     if job.kind == "major":
         return [BucketJob(first.name, bucket_file_name(unit[1]), ("unit", unit),
                           first.compression) for unit in reader.compaction_units()]
-    wanted = set(job.reads)
+    wanted = job.inputs
     by_kind = {w.kind: w for w in job.writes}
     out = []
     for bucket, (data, deletes) in sorted(reader.bucket_files().items()):

@@ -52,6 +52,12 @@ class Job:
     stops_below: int | None = None  # the first open write id the compaction stops below
     blocked: bool = False  # Hive fails on the partition: nothing can be compacted
 
+    @property
+    def inputs(self) -> frozenset[str]:
+        """The partition's entries it reads: an original file below a directory (a Tez
+        ``HIVE_UNION_SUBDIR_N``'s) is read with its directory."""
+        return frozenset(r.split("/", 1)[0] for r in self.reads)
+
     def as_dict(self) -> dict:
         return {"compaction": self.kind, "reason": self.reason, "reads": list(self.reads),
                 "writes": [w.name for w in self.writes], "min_write_id": self.min_write_id

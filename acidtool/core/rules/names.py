@@ -88,6 +88,17 @@ def _holds_original_rows(p: PartitionFacts, base: str) -> bool | None:
     return False if seen else None
 
 
+def _compacted_originals(p: PartitionFacts) -> list:
+    """The original files and directories (a Tez ``HIVE_UNION_SUBDIR_N``) a compaction read:
+    obsolete under a base that holds original files' rows."""
+    base = p.state.base
+    if base is None or not _holds_original_rows(p, base):
+        return []
+    return [e for e in p.state.entries if e.status == "obsolete"
+            and (e.kind == "original_file"
+                 or (e.kind == "original_dir" and not is_partition_component(e.name)))]
+
+
 @rule("ACID002", "invalid-acid-dir-name", "error", "names",
       "base_/delta_/delete_delta_ directory whose name Hive cannot parse",
       what="A directory whose name starts with `base_`, `delta_` or `delete_delta_` but does not "
@@ -137,6 +148,7 @@ def _dir_name_problem(name: str, hive_version: str) -> tuple[str, str] | None:
       waits_for_age=True)
 def _stray_dirs(r: Rule, p: PartitionFacts, ctx: Context):
     has_acid = bool(acid_entries(p))
+    compacted = {e.name for e in _compacted_originals(p)}  # obsolete (ACID021), not stray
     for e in p.state.entries:
         if not e.is_dir:
             continue
@@ -149,7 +161,8 @@ def _stray_dirs(r: Rule, p: PartitionFacts, ctx: Context):
             elif STAGING.match(e.name):
                 yield r.finding(p.path(e.name), "temporary or staging directory left behind",
                                 files=e.file_count)
-        elif e.kind == "original_dir" and has_acid and not is_partition_component(e.name):
+        elif e.kind == "original_dir" and has_acid and not is_partition_component(e.name) \
+                and e.name not in compacted:
             yield r.finding(p.path(e.name), "non-ACID directory next to ACID directories: Hive "
                             "reads its files as original data only while there is no base",
                             files=e.file_count)
@@ -311,14 +324,11 @@ def _cleaner(r: Rule, p: PartitionFacts, ctx: Context):
     for e in acid_entries(p):
         if e.status in ("obsolete", "aborted") and e.name not in halves:
             yield r.finding(p.path(e.name), f"{e.status}: {e.reason}", status=e.status)
-    base = p.state.base
-    if base is not None and _holds_original_rows(p, base):
-        for e in p.state.entries:
-            if e.kind == "original_file" and e.status == "obsolete":
-                yield r.finding(p.path(e.name), f"obsolete: original file compacted into "
-                                f"{base} (which holds original files' rows, write id 0); "
-                                "re-wrapping it would duplicate its rows", status="obsolete",
-                                compacted=base)
+    for e in _compacted_originals(p):
+        what = "original file" if e.kind == "original_file" else "directory of original files"
+        yield r.finding(p.path(e.name), f"obsolete: {what} compacted into {p.state.base} "
+                        "(which holds original files' rows, write id 0); re-wrapping it would "
+                        "duplicate its rows", status="obsolete", compacted=p.state.base)
 
 
 @rule("ACID022", "open-streaming-file", "info", "names",
@@ -375,8 +385,10 @@ def _half_compaction(r: Rule, p: PartitionFacts, ctx: Context):
 def _unread_originals(r: Rule, p: PartitionFacts, ctx: Context):
     if p.state.base is None:
         return
+    compacted = {e.name for e in _compacted_originals(p)}  # read by it: obsolete (ACID021)
     for e in p.state.entries:
-        if e.kind == "original_dir" and not is_partition_component(e.name):
+        if e.kind == "original_dir" and not is_partition_component(e.name) and \
+                e.name not in compacted:
             yield r.finding(p.path(e.name), f"{e.file_count} original files never read: "
                             f"{p.state.base} exists", files=e.file_count)
 
