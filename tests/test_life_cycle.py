@@ -380,3 +380,31 @@ def test_union_subdirectories_are_compacted_then_obsolete_and_their_undo_guarded
     undone = run("undo", tmp_path / "c.jsonl")  # its inputs gone: the base is the only copy
     assert undone.code == 1 and "undo refused" in undone.out + undone.err
     assert run("read", t, *snap, "--with-row-id").out == before
+
+
+# ------------------------------------------------------------------------------------------------
+# 6. Facts the files give: a flag they contradict is refused
+
+
+def test_a_hive_2_compaction_of_copy_n_originals_is_refused(tmp_path):
+    """Hive 2.3 reads N_M_copy_K originals as bucket -1: a compaction would write their rows
+    to bucket_-0001 with colliding ROW__IDs. Refused with nothing written; Hive 3 numbers
+    them and compacts them."""
+    import pyarrow as pa
+    import pyarrow.orc as orc
+
+    t = tmp_path / "c"
+    t.mkdir()
+    for name, ids in (("000000_0", [1, 2]), ("000000_0_copy_1", [3, 4]),
+                      ("000001_0_copy_1", [5]), ("000002_0", [6])):
+        orc.write_table(pa.table({"id": pa.array(ids, pa.int32())}), str(t / name))
+    before = tree(t)
+    refused = run("compact", t, "--major", "--hive-version", "2", "--apply")
+    assert refused.code == 2 and "bucket_-0001" in refused.err, refused.err
+    assert tree(t) == before
+    done = run("compact", t, "--major", "--hive-version", "3", "--apply")
+    assert done.code == 0, done.err
+    ids = run("read", t, "--hive-version", "3", "--with-row-id").out
+    rows = [json.loads(x) for x in ids.splitlines()]
+    assert sorted(r["id"] for r in rows) == [1, 2, 3, 4, 5, 6]
+    assert len({json.dumps(r["ROW__ID"], sort_keys=True) for r in rows}) == 6

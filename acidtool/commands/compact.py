@@ -152,6 +152,7 @@ def plan_compaction(target: Target, opts: CompactOptions) -> CompactPlan:
                        insert_only=snap.insert_only, visibility=opts.visibility,
                        stops_below=stop)
         files = files_read(part, job) if job.kind else []
+        _require_bucket_ids(target.url, files, snap)
         events = 0
         if files and not snap.insert_only:
             reader = PartitionReader(part, compactor)
@@ -163,6 +164,23 @@ def plan_compaction(target: Target, opts: CompactOptions) -> CompactPlan:
     names = tuple(target.column_names) if target.column_names else None
     return CompactPlan(target.url, snap, compactor, tuple(out), names,
                        _takes_transaction(target))
+
+
+def _require_bucket_ids(url: str, files: list[str], snap) -> None:
+    """An original file whose name gives Hive no bucket id (a ``_copy_N`` file under Hive 2.3)
+    is read as bucket -1: compacted, its rows would go to ``bucket_-0001``, with ROW__IDs that
+    collide with every other such file's."""
+    from ..core.raw import raw_read
+
+    for rel in files:
+        if rel.startswith(("base_", "delta_", "delete_delta_")):
+            continue
+        decision = raw_read(rel.rsplit("/", 1)[-1], snap.hive_version)
+        if decision.bucket < 0:
+            raise UsageError(f"{url}/{rel}: {decision.reason}. A compaction would write its "
+                             "rows to bucket_-0001, their ROW__IDs colliding with every other "
+                             "such file's: nothing was written. Give it a name of a free bucket "
+                             "(N_0), or compact after the upgrade with --hive-version 3")
 
 
 def _require_acid_file(url: str, rel: str, footer) -> None:
