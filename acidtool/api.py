@@ -57,8 +57,9 @@ class Snapshotted:
 
     def readers(self) -> list[PartitionReader]:
         """One reader a partition, each told the row column names the table's files give."""
-        names = row_names_of(layout for reader in self._readers
-                             for layout in reader.row_layouts())
+        shapes = [(reader, shape) for reader in self._readers for shape in reader.row_shapes()]
+        require_one_row_schema(shapes)
+        names = row_names_of(names for _, (_, names, _) in shapes)
         if names and self.column_names and len(names) <= len(self.column_names):
             names = list(self.column_names[:len(names)])  # by position, as Hive reads them
         for reader in self._readers:
@@ -91,6 +92,36 @@ class Snapshotted:
 
     def to_pandas(self):
         return self.to_arrow().to_pandas()
+
+
+def require_one_row_schema(shapes: list) -> None:
+    """Hive reads every file's row columns by position into the table's columns: files whose
+    types differ other than by columns added at the end (ALTER TABLE ... ADD COLUMNS) hold
+    another table's rows, and no reading of them is Hive's without the table's own columns.
+    ``shapes``: (reader, (file, names, types)) of each data file read."""
+    from .core.errors import MixedSchemaError
+    from .core.orctypes import normalize
+
+    widest: tuple = ()
+    where = ""
+    widest_shape: tuple[list[str], list[str]] = ([], [])
+    for reader, (rel, names, types) in shapes:
+        mine = tuple(normalize(t) for t in types)
+        short, long = sorted((mine, widest), key=len)
+        if long[:len(short)] != short:
+            def text(ns, ts):
+                return ", ".join(f"{n} {t}" for n, t in zip(ns, ts))
+
+            raise MixedSchemaError(
+                f"the files read hold rows of different schemas: {where} has "
+                f"({text(*widest_shape)}), {reader.part.location.url}/{rel} has "
+                f"({text(names, types)}). Hive reads each by position into the table's "
+                "columns; acidtool does not guess them: `acidtool validate --level metadata` "
+                "names the odd files (ACID019), move them out or rewrite them with "
+                "`acidtool convert --schema`")
+        if len(mine) > len(widest) or not where:
+            widest, where = mine, f"{reader.part.location.url}/{rel}"
+            widest_shape = (names, types)
 
 
 # What a row may cost in memory while it is read, filtered, converted and written: the

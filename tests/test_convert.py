@@ -71,7 +71,9 @@ def test_metadata_has_the_form_of_real_hive3_files(tmp_path):
 
 
 def test_many_files_by_max_file_rows_and_write_id_auto(tmp_path):
-    src = raw(tmp_path / "s.orc", {"id": pa.array(range(25), pa.int64())})
+    # (the table's columns: its delta's, id int and name string)
+    src = raw(tmp_path / "s.orc", {"id": pa.array(range(25), pa.int32()),
+                                   "name": [f"n{i}" for i in range(25)]})
     table = build(tmp_path / "t", {**delta("delta_0000004_0000004_0000", acid(events(4)))})
     result = run("convert", src, "--table", table, "--write-id", "auto", "--max-file-rows", "10",
                  "--format", "json")
@@ -176,7 +178,7 @@ def test_target_must_be_a_directory(tmp_path):
 
 
 def test_failure_while_committing_leaves_the_table_as_it_was(tmp_path, monkeypatch):
-    src = raw(tmp_path / "s.orc", {"a": [1]})
+    src = raw(tmp_path / "s.orc", {"id": pa.array([1], pa.int32()), "name": ["a"]})
     table = build(tmp_path / "t", {**delta("delta_0000002_0000002_0000", acid(events(2)))})
     before = snapshot(table)
     import acidtool.commands.convert
@@ -194,7 +196,8 @@ def test_failure_while_committing_leaves_the_table_as_it_was(tmp_path, monkeypat
 
 def test_a_source_damaged_past_its_footer_is_one_line_and_writes_nothing(tmp_path):
     """The plan reads footers; damage inside a stripe shows only while converting."""
-    src = raw(tmp_path / "s.orc", {"a": list(range(5000)), "b": [f"v{i}" for i in range(5000)]})
+    src = raw(tmp_path / "s.orc", {"id": pa.array(range(5000), pa.int32()),
+                                   "name": [f"v{i}" for i in range(5000)]})
     src.write_bytes(with_damaged_stripe(src.read_bytes()))
     assert paorc.ORCFile(str(src)).nrows == 5000  # the footer is fine
     with pytest.raises(Exception):

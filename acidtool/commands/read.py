@@ -214,25 +214,38 @@ class PartitionReader:
 
     def row_layouts(self) -> Iterator[list[str]]:
         """The names of the row columns of each data file the snapshot reads, in plan order."""
+        for _, names, _ in self.row_shapes():
+            yield names
+
+    def row_shapes(self) -> Iterator[tuple[str, list[str], list[str]]]:
+        """(file, its row columns' names, their ORC types) of each data file the snapshot
+        reads, in plan order, from one footer read each (an unreadable file is left out)."""
         if self.snapshot.insert_only:
             rels = self.insert_only_files()
         else:
             buckets, legacy = self._plan
             rels = [f.rel for f in legacy + [f for b in buckets.values() for f in b.data]]
         for rel in rels:
-            layout = self.row_layout(rel)
-            if layout is not None:
-                yield layout
+            shape = self.row_shape(rel)
+            if shape is not None:
+                yield rel, shape[0], shape[1]
 
     def row_layout(self, rel: str) -> list[str] | None:
         """The names of one data file's row columns, from its footer (None: unreadable)."""
+        shape = self.row_shape(rel)
+        return shape[0] if shape is not None else None
+
+    def row_shape(self, rel: str) -> tuple[list[str], list[str]] | None:
+        """The names and ORC types of one data file's row columns (None: unreadable)."""
         footer = self.footer(rel)
         if footer is None:
             return None
         top = footer.top_level()
-        row = footer.types[top[5][1]] if len(top) == 6 else None
-        return list(row.field_names) if row is not None and row.kind == "struct" \
-            else [name for name, _ in top]
+        cid = top[5][1] if len(top) == 6 else None
+        if cid is not None and footer.types[cid].kind == "struct":
+            row = footer.types[cid]
+            return list(row.field_names), [footer.type_string(c) for c in row.subtypes]
+        return [name for name, _ in top], [footer.type_string(c) for _, c in top]
 
     def _rows(self, rel: str) -> int:
         footer = self.footer(rel)

@@ -150,3 +150,10 @@ class HalfCompactionError(AcidToolError):
     not): its rows would be read wrong, so nothing reads or rewrites them."""
 
     exit_status = ExitStatus.FINDINGS
+
+
+class MixedSchemaError(AcidToolError):
+    """The files a read takes hold rows of different schemas (not only columns added at the
+    end): their rows cannot be read as Hive would without the table's own columns."""
+
+    exit_status = ExitStatus.FINDINGS

@@ -24,7 +24,16 @@ import time
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from ..core.errors import SHIELD, AcidToolError, ExitStatus, PathError, UsageError
+from ..core.errors import (
+    INTERRUPTED,
+    SHIELD,
+    TERMINATED,
+    AcidToolError,
+    ExitStatus,
+    PathError,
+    UsageError,
+    raise_if_terminated,
+)
 from ..core.guards import LOCK_FILE, inside, table_root
 from .fs import Location, kind_of, move, resolve, translate_error
 
@@ -92,8 +101,14 @@ class TableLock:
         deadline = time.monotonic() + wait
         while True:
             try:
-                self._try()
-                self.held = True
+                # a SIGTERM or SIGINT meanwhile is honoured once the lock is held, inside the
+                # writer's own clean-up (never between creating the lock file and holding it)
+                with shielded():
+                    self._try()
+                    self.held = True
+                if TERMINATED or INTERRUPTED:  # signalled meanwhile: the lock goes as it came
+                    self.release(restore=self.stale is not None)
+                    raise_if_terminated()
                 return self
             except LockedError:
                 if time.monotonic() >= deadline:
