@@ -503,3 +503,26 @@ def test_an_insert_only_table_is_named_through_a_stock_metastore(metastore, tmp_
     rows = run("read", f"default.{name}", "--metastore", metastore.url)
     assert rows.code == 0, rows.err
     assert sorted(rows.out.splitlines()) == ['{"id":1,"name":"n1"}', '{"id":2,"name":"n2"}']
+
+
+def test_a_warehouse_directory_is_judged_table_by_table_through_the_metastore(metastore,
+                                                                              tmp_path):
+    """-r over a directory of tables with --metastore: no table has the directory's location,
+    each table below it is named by its own (was exit 2, "no table of the metastore has this
+    location")."""
+    wh = tmp_path / "wh"
+    name = f"w{next(_names)}"
+    location = wh / "shop.db" / name
+    create_table(metastore.url, "default", name, "file://" + str(location))
+    assert convert(metastore, raw_orc(tmp_path / "in" / "x.orc", [1, 2]), f"default.{name}"
+                   ).code == 0
+    plan = run("compaction-plan", "-r", wh, "--metastore", metastore.url, "--format", "json")
+    assert plan.code in (0, 1), plan.err
+    assert {(p["table"], p["table_from"]) for p in plan.json()["plans"]} == {
+        (f"default.{name}", "metastore")}
+    check = run("upgrade-check", "-r", wh, "--metastore", metastore.url, "--format", "json")
+    if metastore.version != "2":  # it judges a Hive 2 warehouse before its upgrade
+        assert check.code == 2 and "Hive 2 warehouse" in check.err
+        return
+    assert check.code in (0, 1), check.err
+    assert [p["table"] for p in check.json()["partitions"]] == [f"default.{name}"]

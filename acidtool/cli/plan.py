@@ -77,7 +77,8 @@ def compaction_plan_command(
 
     settings = Settings.of(set_ or ())
     target = resolve(paths[0], metastore=metastore, hive_version=hive_version,
-                     write_ids=write_ids, txns=txns, table=table, insert_only=insert_only)
+                     write_ids=write_ids, txns=txns, table=table, insert_only=insert_only,
+                     tree=recursive)
     snapshot_note(target.snapshot)
     from ..io.progress import ticker
 

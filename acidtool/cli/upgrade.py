@@ -61,7 +61,7 @@ def upgrade_check_command(
     from ..core.versions import HiveVersion
 
     target = resolve(paths[0], metastore=metastore, hive_version=None if metastore else "2",
-                     txns=txns, table=table)
+                     txns=txns, table=table, tree=recursive)
     if target.snapshot.hive_version is not HiveVersion.V2:
         raise UsageError(f"the metastore at {metastore} is Hive "
                          f"{target.snapshot.hive_version}'s: upgrade-check judges a Hive 2 "

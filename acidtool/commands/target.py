@@ -60,8 +60,11 @@ def names_a_table(path: str) -> bool:
 def resolve(path: str, *, metastore: str | None = None,
             hive_version: str | int | HiveVersion | None = None, write_ids: str | None = None,
             txns: str | None = None, table: str | None = None, insert_only: bool = False,
-            snapshot: bool = True) -> Target:
-    """The target of a command. ``snapshot=False``: the caller makes its own (diff's two)."""
+            snapshot: bool = True, tree: bool = False) -> Target:
+    """The target of a command. ``snapshot=False``: the caller makes its own (diff's two).
+    ``tree``: PATH may be a directory of tables (``--recursive``): where no table of the
+    metastore has its location, the target is the directory with the metastore's version and
+    transactions, and each table below it is looked up by its own location."""
     if not metastore:
         if names_a_table(path) and not os.path.exists(path):
             raise UsageError(f"{path}: no such directory; to name a table as db.table give "
@@ -78,7 +81,14 @@ def resolve(path: str, *, metastore: str | None = None,
             raise MetastoreError(f"--hive-version {HiveVersion.of(hive_version)} disagrees with "
                                  f"the metastore at {metastore}, which is Hive {version}'s "
                                  "(drop --hive-version, or point at the right metastore)")
-        info, part, url = _locate(client, path, table)
+        try:
+            info, part, url = _locate(client, path, table)
+        except MetastoreError:
+            if not tree or names_a_table(path) or table:
+                raise
+            return Target(path, Snapshot(version, None, client.txns(), insert_only,
+                                         source=f"metastore {metastore}"), None, None,
+                          metastore)
         if not info.transactional:
             raise MetastoreError(f"{info.full_name} is not a transactional table (its "
                                  "properties lack transactional=true): Hive reads its files "
