@@ -369,8 +369,10 @@ def test_a_killed_commit_is_rolled_back_by_undo_or_the_next_write(tmp_path, kill
     commits its own rows once) or by undo; killed after it, its rows are in, once."""
     import json
 
+    from .test_repair import tree
+
     t = partitioned(tmp_path)
-    before, rows_before = _visible(t), _ids(t)
+    before, rows_before, whole = _visible(t), _ids(t), tree(t)
     new = sorted(f'{i},"w{i}","{2 + i % 3}"' for i in range(6))
     state = tmp_path / "state"
     killed = _job(t, "5", state, kill_at)
@@ -391,6 +393,12 @@ def test_a_killed_commit_is_rolled_back_by_undo_or_the_next_write(tmp_path, kill
         undone = run("undo", journal)  # latest first
         assert undone.code == 0, undone.out
     assert _visible(t) == before
+    left = tree(t)
+    assert ".acidtool-lock" not in left
+    if journals:  # killed after its journal began: undo removes its staging directory too
+        assert left == whole
+    # (killed before: its staging directory is no one's to take yet; repair quarantines it
+    # once old, as validate's ACID003 says)
 
 
 def test_a_new_session_finds_the_source_without_register(tmp_path):

@@ -29,6 +29,8 @@ from ..core.errors import (
     Terminated,
     raise_if_terminated,
 )
+from ..core.guards import inside
+from ..core.names import ACIDTOOL_STAGING_PREFIX
 from ..core.repair import (
     Action,
     Compact,
@@ -456,6 +458,7 @@ def undo(journal_path: str) -> UndoResult:
              for item in reversed(rec["actions"]) for s in reversed(item["steps"])]
     if _rolled_back(records):  # the next run rolled this one back: what stands is its own
         steps = [s for s in steps if not (isinstance(s, PlaceDir) and s.placed_by_another())]
+    steps += _early_scratch(records, root)
     lock = TableLock(table_of(root), str(journal_path), "undo").acquire()
     restore = False
     try:
@@ -475,6 +478,20 @@ def undo(journal_path: str) -> UndoResult:
         return UndoResult(str(journal_path), root.url, count, problems)
     finally:
         lock.release(restore=restore)
+
+
+def _early_scratch(records: list[dict], root: Location) -> list[Step]:
+    """The staging directory a run named in its first record and was killed before it
+    journaled its steps (a hiveacid commit's): everything in it is that run's, never
+    committed."""
+    url = records[0].get("scratch")
+    if not url or step_records(records):
+        return []
+    loc = resolve(url)
+    if not loc.url.rsplit("/", 1)[-1].startswith(ACIDTOOL_STAGING_PREFIX) or \
+            not inside(loc.url, root.url):
+        return []
+    return [Scratch(loc)]
 
 
 def _undo_steps(steps: list[Step], journal_path: str) -> tuple[int, list[str]]:

@@ -327,7 +327,8 @@ def _commit_locked(job: Job, staged: dict[str, dict[str, tuple[int, int, str]]],
     try:
         journal.record(record="begin", version=JOURNAL_VERSION, run=run, path=table.url,
                        quarantine="", hive_version=str(job.fmt.hive_version), command=COMMAND,
-                       write_id=job.write_id, metastore_transaction=job.transaction or None)
+                       write_id=job.write_id, metastore_transaction=job.transaction or None,
+                       scratch=root.url)  # (undo of a run killed before its steps removes it)
         journal.record(record="steps", actions=[{"id": "a1",
                                                   "steps": [s.record() for s in steps]}])
         try:
