@@ -481,3 +481,116 @@ def test_a_sigterm_at_any_moment_of_convert_leaves_no_lock(tmp_path):
         names = sorted(os.listdir(t))
         assert proc.returncode in (0, 143, -signal.SIGTERM), err
         assert names in ([], ["delta_0000001_0000001_0000"]), (names, err)
+
+
+# ------------------------------------------------------------------------------------------------
+# Random orders of the commands a user runs, on our table and on a copy of a real one: after
+# every command the rows (and their ROW__IDs) are the ones Hive reads, none lost, resurrected or
+# duplicated; only convert adds rows, and exactly its own
+
+
+REAL_NATION = Path(__file__).resolve().parents[2] / "shared" / "realdata" / "trino" / \
+    "fullacidNationTableWithOriginalFiles"
+STEPS = ("convert", "major", "minor", "clean", "repair", "undo")
+HWM = ("--hive-version", "3", "--write-ids", "t:20000000:9223372036854775807::")
+
+
+def _row_schema(t: Path):
+    """The table's row columns, from its first data file (an ACID file's row struct)."""
+    import pyarrow as pa
+    import pyarrow.orc as orc
+
+    for top, dirs, files in sorted(os.walk(t)):
+        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
+        for f in sorted(files):
+            if f.startswith(("_", ".")):
+                continue
+            schema = orc.ORCFile(os.path.join(top, f)).schema
+            if "row" in schema.names and "originalTransaction" in schema.names:
+                return pa.schema(list(schema.field("row").type))
+            return schema
+    raise AssertionError(f"no data file in {t}")
+
+
+def _source(path: Path, schema, n: int, seed: int) -> Path:
+    import pyarrow as pa
+    import pyarrow.orc as orc
+
+    cols = {}
+    for f in schema:
+        if pa.types.is_integer(f.type):
+            cols[f.name] = pa.array([seed * 1000 + i for i in range(n)], f.type)
+        else:
+            cols[f.name] = pa.array([f"s{seed}-{i}" for i in range(n)], f.type)
+    orc.write_table(pa.table(cols), str(path))
+    return path
+
+
+def _hive_rows(t: Path) -> list[str]:
+    result = run("read", t, *HWM, "--with-row-id")
+    assert result.code == 0, result.err
+    return sorted(result.out.splitlines())
+
+
+def _base_table(which: str, into: Path) -> Path:
+    if which == "real":
+        if not REAL_NATION.is_dir():
+            pytest.skip("../shared/realdata is not here")
+        shutil.copytree(REAL_NATION, into)
+        return into
+    made = table(into.parent / (into.name + "-made"))
+    shutil.move(str(made), str(into))
+    return into
+
+
+@pytest.mark.parametrize("which", ["ours", "real"])
+def test_random_orders_of_commands_keep_hives_rows(tmp_path_factory, which):
+    from collections import Counter
+
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    @settings(max_examples=15, deadline=None, derandomize=True, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(st.lists(st.tuples(st.sampled_from(STEPS), st.integers(0, 5)), min_size=2,
+                    max_size=7))
+    def sequence(steps):
+        work = tmp_path_factory.mktemp("seq")
+        t = _base_table(which, work / "t")
+        schema = _row_schema(t)
+        rows = _hive_rows(t)
+        journals: list[Path] = []
+        for i, (step, k) in enumerate(steps):
+            journal = work / f"j{i}.jsonl"
+            where = f"step {i} ({step}) of {steps}"
+            if step == "convert":
+                src = _source(work / f"src{i}.orc", schema, 1 + k, seed=i + 1)
+                done = run("convert", src, "--table", t, "--hive-version", "3", "--write-id",
+                           "auto")
+                assert done.code == 0, (where, done.err)
+                after = _hive_rows(t)
+                added = Counter(after) - Counter(rows)
+                assert sum(added.values()) == 1 + k and not Counter(rows) - Counter(after), where
+                rows = after
+                continue
+            if step in ("major", "minor"):
+                done = run("compact", t, f"--{step}", *HWM, "--apply", "--journal", journal)
+                assert done.code == 0, (where, done.err)
+            elif step == "clean":
+                done = run("repair", t, *HWM, "--select", "ACID021", "--apply", "--min-age",
+                           "0", "--journal", journal)
+                assert done.code in (0, 1), (where, done.err)
+            elif step == "repair":
+                done = run("repair", t, *HWM, "--apply", "--min-age", "0", "--journal",
+                           journal)
+                assert done.code in (0, 1), (where, done.err)
+            elif journals:  # undo of any earlier journal: done, or refused changing nothing
+                done = run("undo", journals.pop(k % len(journals)))
+                assert done.code in (0, 1), (where, done.out, done.err)
+                if done.code == 1:
+                    assert "undo refused" in done.out + done.err, (where, done.out, done.err)
+            if journal.exists():
+                journals.append(journal)
+            assert _hive_rows(t) == rows, where
+
+    sequence()
