@@ -156,8 +156,8 @@ def _stray_dirs(r: Rule, p: PartitionFacts, ctx: Context):
             if e.name.startswith(ACIDTOOL_STAGING_PREFIX):
                 yield r.finding(p.path(e.name), "leftover of an interrupted acidtool writer "
                                 "(convert, compact, repair, a hiveacid job): nothing in it was "
-                                "committed or is read; the writer's next run or `acidtool "
-                                "repair` removes it", files=e.file_count)
+                                "committed or is read; `acidtool repair --apply` quarantines "
+                                "it once unchanged for --min-age", files=e.file_count)
             elif STAGING.match(e.name):
                 yield r.finding(p.path(e.name), "temporary or staging directory left behind",
                                 files=e.file_count)
