@@ -154,7 +154,7 @@ def test_a_leftover_staging_directory_changes_nothing_but_a_finding(tmp_path):
     found = run("validate", table, "--format", "json").json()["findings"]
     (leftover,) = [f for f in found if f["code"] == "ACID003"]
     assert leftover["path"].endswith("_acidtool_staging_0123456789ab")
-    assert "interrupted `acidtool convert`" in leftover["message"]
+    assert "interrupted acidtool writer" in leftover["message"]
 
 
 def test_sigterm_before_the_commit_says_nothing_was_committed(tmp_path, duration):
