@@ -55,7 +55,7 @@ from ..io.fs import (
 )
 from ..io.journal import fault_point
 from ..io.orc import fragment_batches, is_acid_schema, open_orc, orc_fragment
-from .convert_schema import ORC_TO_ARROW, map_schema
+from .convert_schema import ORC_TO_ARROW, map_schema, require_table_fit
 from .convert_sources import (
     SOURCES_FILE,
     Fingerprint,
@@ -231,33 +231,6 @@ def existing_deltas(target: Location, write_id: int, statement: int,
     return clashes
 
 
-def _require_table_schema(table: Location, schema: pa.Schema, opts: ConvertOptions) -> None:
-    """The rows written must be the table's: the row columns of the data files it holds
-    (their types, and their names unless Hive 2.3 named them by position, ``_col0``..)."""
-    from ..core.errors import AcidToolError
-    from ..hiveacid.job import files_schema
-
-    try:
-        found = files_schema(table, opts.insert_only, opts.hive_version)
-    except AcidToolError:
-        return  # a table Hive cannot read: validate says why; its files give no schema
-    if found is None:
-        return
-    positional = all(f.name.startswith("_col") for f in found)
-    same = len(found) == len(schema) and all(
-        a.type == b.type and (positional or a.name.lower() == b.name.lower())
-        for a, b in zip(found, schema))
-    if not same:
-        def text(s: pa.Schema) -> str:
-            return ", ".join(f"{f.name} {f.type}" for f in s)
-
-        raise UsageError(f"the rows do not fit the table: {table.url} holds ({text(found)}), "
-                         f"the sources give ({text(schema)}); Hive would read the new delta "
-                         "by position in the table's columns. Give --schema with the table's "
-                         "columns to cast them (safe casts only), or convert into another "
-                         "table; nothing was written")
-
-
 def plan(source_patterns: Sequence[str | Location], opts: ConvertOptions) -> Plan:
     """The conversion of the sources (the user's patterns; a ``Location`` is taken as the one
     file it names, never globbed), with every check that can be made before writing."""
@@ -297,7 +270,7 @@ def plan(source_patterns: Sequence[str | Location], opts: ConvertOptions) -> Pla
     if clashes:
         raise UsageError(f"write id {write_id} is already used in {target.url}: "
                          f"{', '.join(clashes)} (pick another, or --write-id auto)")
-    _require_table_schema(table, schema, opts)
+    require_table_fit(table, schema, opts.hive_version)
     directory = str(Delta(write_id, write_id, opts.statement_id))
     p = Plan(opts, sources, target, write_id, directory, schema, mapping, kinds,
              sum(s.rows for s in sources), named_twice=named_twice)

@@ -1,12 +1,16 @@
 """convert's schema mapping: the sources' columns onto the table's (--schema), by name or by
-position, with only the casts that lose nothing."""
+position, with only the casts that lose nothing; and whether they fit the table's own files."""
 
 from __future__ import annotations
 
 import pyarrow as pa
 
-from ..core.errors import UsageError
+from ..core.errors import AcidToolError, UsageError
+from ..core.listing import PathInfo
+from ..core.names import FLUSH_LENGTH_SUFFIX, Base, parse_dir_name
 from ..core.orctypes import TypeStringError, struct_fields
+from ..core.versions import HiveVersion
+from ..io.fs import Location, list_tree
 
 ORC_TO_ARROW = {
     "boolean": pa.bool_(), "tinyint": pa.int8(), "smallint": pa.int16(), "int": pa.int32(),
@@ -133,3 +137,57 @@ def _fit(schema: pa.Schema, target: pa.Schema, by_position: bool, problems: list
                             f"{t.type}")
         mapping.append((t.name, s.name, "" if s.type == t.type else f"{s.type} -> {t.type}"))
     return mapping
+
+
+def require_table_fit(table: Location, schema: pa.Schema, version: HiveVersion | None) -> None:
+    """The rows written must be the table's: the row columns of its newest data file (the
+    highest write id's; its columns are the table's after any ALTER TABLE ... ADD COLUMNS), by
+    type, and by name unless Hive 2.3 named them by position (``_col0``..)."""
+    from ..core.facts import row_shape
+    from ..io.footers import read_footer
+
+    newest = _newest_data_file(list_tree(table), version)
+    if newest is None:
+        return
+    facts = read_footer(table, newest.path, newest.size, None)
+    if facts.footer is None:
+        return  # not readable: validate says why
+    names, types = row_shape(facts.footer)
+    try:
+        arrow = [orc_type_to_arrow(t) for t in types]
+    except (TypeStringError, UsageError):
+        return  # a type --schema cannot spell: left to validate (ACID019)
+    positional = all(n.startswith("_col") for n in names)
+    same = len(names) == len(schema) and all(
+        a == f.type and (positional or n.lower() == f.name.lower())
+        for n, a, f in zip(names, arrow, schema))
+    if not same:
+        have = ", ".join(f"{n} {t}" for n, t in zip(names, types))
+        want = ", ".join(f"{f.name} {f.type}" for f in schema)
+        raise UsageError(f"the rows do not fit the table: {table.url}/{newest.path} holds "
+                         f"({have}), the sources give ({want}); Hive would read the new delta "
+                         "by position in the table's columns. Give --schema with the table's "
+                         "columns to cast them (safe casts only), or convert into another "
+                         "table; nothing was written")
+
+
+def _newest_data_file(paths, version: HiveVersion | None) -> PathInfo | None:
+    """The data file of the base or insert delta with the highest write id (of any partition),
+    hidden and side files left out."""
+    best: tuple[int, str] | None = None
+    found = None
+    for p in paths:
+        parts = p.path.split("/")
+        if p.is_dir or len(parts) < 2 or any(c.startswith(("_", ".")) for c in parts) or \
+                parts[-1].endswith(FLUSH_LENGTH_SUFFIX):
+            continue
+        try:
+            acid = parse_dir_name(parts[-2], version or HiveVersion.V4)
+        except AcidToolError:
+            continue
+        if acid is None or getattr(acid, "delete", False):
+            continue
+        key = (acid.write_id if isinstance(acid, Base) else acid.max_write_id, p.path)
+        if best is None or key > best:
+            best, found = key, p
+    return found

@@ -25,7 +25,7 @@ from ..core.errors import (
     OrcReadError,
     UsageError,
 )
-from ..core.facts import footer_is_acid
+from ..core.facts import footer_is_acid, row_shape
 from ..core.halfdone import half_done
 from ..core.names import FLUSH_LENGTH_SUFFIX, FileName, parse_bucket_id
 from ..core.orcproto import Footer
@@ -238,14 +238,7 @@ class PartitionReader:
     def row_shape(self, rel: str) -> tuple[list[str], list[str]] | None:
         """The names and ORC types of one data file's row columns (None: unreadable)."""
         footer = self.footer(rel)
-        if footer is None:
-            return None
-        top = footer.top_level()
-        cid = top[5][1] if len(top) == 6 else None
-        if cid is not None and footer.types[cid].kind == "struct":
-            row = footer.types[cid]
-            return list(row.field_names), [footer.type_string(c) for c in row.subtypes]
-        return [name for name, _ in top], [footer.type_string(c) for _, c in top]
+        return row_shape(footer) if footer is not None else None
 
     def _rows(self, rel: str) -> int:
         footer = self.footer(rel)

@@ -43,6 +43,17 @@ def footer_is_acid(footer: Footer) -> bool:
     return footer.schema.lower_names == ACID_LOWER
 
 
+def row_shape(footer: Footer) -> tuple[list[str], list[str]]:
+    """The names and ORC types of a file's row columns: an ACID file's ``row`` struct, or a
+    plain file's top-level columns."""
+    top = footer.top_level()
+    cid = top[5][1] if len(top) == 6 else None
+    if cid is not None and footer.types[cid].kind == "struct":
+        row = footer.types[cid]
+        return list(row.field_names), [footer.type_string(c) for c in row.subtypes]
+    return [name for name, _ in top], [footer.type_string(c) for _, c in top]
+
+
 def event_ranges(footer: Footer) -> tuple[tuple[int, int] | None, ...] | None:
     """What ``FileFacts.event_ranges`` holds: the (min, max) statistics of operation,
     originalTransaction, bucket and currentTransaction, for a footer whose top-level columns
