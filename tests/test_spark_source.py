@@ -421,6 +421,30 @@ def test_a_new_session_finds_the_source_without_register(tmp_path):
     assert proc.stdout.split()[-1] == "6"
 
 
+def test_a_script_of_the_venvs_python_finds_the_source_without_the_venv_on_path(tmp_path):
+    """Spark starts its workers with $PYSPARK_PYTHON, else python3 from PATH: a script run as
+    .venv/bin/python, without the venv on PATH, that imports acidtool.spark first gets workers
+    of its own interpreter (docs/spark.md)."""
+    import subprocess
+    import sys
+
+    t = partitioned(tmp_path)
+    script = (
+        "import sys\n"
+        "import acidtool.spark\n"
+        "from pyspark.sql import SparkSession\n"
+        "s = SparkSession.builder.master('local[1]').config('spark.ui.enabled', 'false')"
+        ".getOrCreate()\n"
+        f"print(s.read.format('hiveacid').load({str(t)!r}).count())\n")
+    env = {k: v for k, v in os.environ.items()
+           if k in ("HOME", "JAVA_HOME", "LANG", "TMPDIR", "ACIDTOOL_STATE_DIR")}
+    env["PATH"] = "/usr/bin:/bin"
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300, env=env, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split()[-1] == "6"
+
+
 def test_a_new_table_is_partitioned_as_asked_and_then_as_its_directories_say(spark, tmp_path):
     t = tmp_path / "new"
     t.mkdir()
