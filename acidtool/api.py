@@ -124,6 +124,17 @@ def require_one_row_schema(shapes: list) -> None:
             widest_shape = (names, types)
 
 
+def _require_insert_only(state: TableState) -> None:
+    """--insert-only refused where the files say full ACID: its ACID event files would be read
+    as six columns of plain rows."""
+    from .core.errors import UsageError
+    from .core.names import kind_from_files
+
+    if kind_from_files([p for part in state.partitions for p in part.listing.paths]) == "full":
+        raise UsageError(f"{state.location.url}: --insert-only, but its bases and deltas hold "
+                         "ACID event files (bucket_N): a full-ACID table's; drop --insert-only")
+
+
 # What a row may cost in memory while it is read, filtered, converted and written: the
 # --memory-limit batch size is the limit over this (10,000,000 rows with 1,000,000 deletes read
 # with --memory-limit 256M, batches of 131,072 rows: benchmarks/bench_read.py --memory).
@@ -159,8 +170,11 @@ class Table:
         if limit is not None:
             batch_rows = min(batch_rows, max(limit, 1024))
         keys = [(c.name, c.type) for c in target.table.partition_keys] if target.table else []
-        return Snapshotted(inspect_table(target.url, target.snapshot), with_row_id, columns,
-                           memory_limit, batch_rows, target.column_names, keys)
+        state = inspect_table(target.url, target.snapshot)
+        if insert_only and target.table is None:  # (a metastore's table: its own kind)
+            _require_insert_only(state)
+        return Snapshotted(state, with_row_id, columns, memory_limit, batch_rows,
+                           target.column_names, keys)
 
     def to_arrow(self) -> pa.Table:
         """Everything committed, Hive 4 rules."""

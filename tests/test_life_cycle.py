@@ -296,9 +296,47 @@ def test_compact_refuses_a_full_acid_compaction_of_an_insert_only_tables_files(t
     before = tree(t)
     result = run("compact", t, "--major", "--apply")
     assert result.code == 2
-    assert "holds plain rows, not ACID events" in result.err and "--insert-only" in result.err
+    assert "only plain files" in result.err and "--insert-only" in result.err
     assert tree(t) == before
     assert run("compact", t, "--major", "--insert-only", "--apply").code == 0
+
+
+def test_a_flag_the_files_contradict_is_refused_by_convert_compact_and_read(tmp_path):
+    """The table's kind from its files: convert without --insert-only into an insert-only
+    table (Hive would read the six event columns as rows) and --insert-only on a full-ACID
+    table are refused with exit 2 and nothing written; a full-ACID table whose delta came from
+    LOAD DATA (plain files named N_M next to ACID ones) still compacts."""
+    import pyarrow as pa
+    import pyarrow.orc as orc
+
+    from .test_compact import insert_only_table
+
+    src = tmp_path / "one.orc"
+    orc.write_table(pa.table({"id": pa.array([9], pa.int32()), "name": ["z"]}), str(src))
+    io_table = insert_only_table(tmp_path / "io")
+    full = table(tmp_path / "full")
+    for t, flags in ((io_table, ()), (full, ("--insert-only",))):
+        before = tree(t)
+        refused = run("convert", src, "--table", t, *V3, "--write-id", "auto", *flags)
+        assert refused.code == 2 and "nothing was written" in refused.err, refused.err
+        assert tree(t) == before
+    assert run("compact", full, "--major", *V3, "--insert-only", "--apply").code == 2
+    assert run("read", full, *V3, "--insert-only").code == 2
+    fits = tmp_path / "ids.orc"  # the insert-only table's one column
+    orc.write_table(pa.table({"id": pa.array([9], pa.int64())}), str(fits))
+    assert run("convert", fits, "--table", io_table, *V3, "--write-id", "auto",
+               "--insert-only").code == 0
+    # LOAD DATA into a full-ACID table: a raw delta of plain N_M files
+    raw = full / "delta_0000007_0000007_0000"
+    raw.mkdir()
+    orc.write_table(pa.table({"id": pa.array([7], pa.int32()), "name": ["r"]}),
+                    str(raw / "000000_0"))
+    rows_before = rows(full, "3", SNAP)
+    assert any('"id":7,"name":"r"' in r for r in rows_before)
+    done = run("compact", full, "--major", *V3, "--write-ids", SNAP, "--apply")
+    assert done.code == 0, done.err
+    assert (full / "base_0000007").is_dir()
+    assert rows(full, "3", SNAP) == rows_before
 
 
 # ------------------------------------------------------------------------------------------------

@@ -131,6 +131,8 @@ def plan_compaction(target: Target, opts: CompactOptions) -> CompactPlan:
     snap = target.snapshot
     compactor = compactor_snapshot(snap)
     table = inspect_table(target.url, compactor)
+    if not target.metastore:  # (with one, the table's kind is the metastore's)
+        _require_kind(target.url, table, snap.insert_only)
     parts = [p for p in table.partitions
              if opts.partition is None or p.partition == opts.partition.strip("/")]
     if opts.partition is not None and not parts:
@@ -183,19 +185,36 @@ def _require_bucket_ids(url: str, files: list[str], snap) -> None:
                              "(N_0), or compact after the upgrade with --hive-version 3")
 
 
+def _require_kind(url: str, table, insert_only: bool) -> None:
+    """The table's kind from its files, before anything is written: bases and deltas of plain
+    files only are an insert-only table's (a full-ACID compaction of them would hand Hive the
+    six event columns as rows); ACID event files (``bucket_N``) are a full-ACID table's."""
+    from ..core.names import kind_from_files
+
+    kind = kind_from_files([p for part in table.partitions for p in part.listing.paths])
+    if kind == "insert_only" and not insert_only:
+        raise UsageError(f"{url}: its bases and deltas hold only plain files, not ACID events: "
+                         "an insert-only table's (give --insert-only; if it is a full-ACID "
+                         "table whose deltas all came from LOAD DATA, --metastore reads its "
+                         "kind); nothing was written")
+    if kind == "full" and insert_only:
+        raise UsageError(f"{url}: --insert-only, but its bases and deltas hold ACID event files "
+                         "(bucket_N): a full-ACID table's; drop --insert-only; nothing was "
+                         "written")
+
+
 def _require_acid_file(url: str, rel: str, footer) -> None:
-    """The table's kind from its files, before anything is written: a file inside a base or
-    delta without the ACID event columns is an insert-only table's (or a foreign file), and a
-    full-ACID compaction of it would hand Hive the six event columns as rows."""
+    """A ``bucket_N`` file of a base or delta without the ACID event columns is a foreign
+    file (a raw delta's files are named ``N_M``): a full-ACID compaction of it would hand Hive
+    its plain columns as events."""
     from ..core.facts import footer_is_acid
 
-    top = rel.split("/", 1)[0]
+    top, name = rel.split("/", 1)[0], rel.rsplit("/", 1)[-1]
     if footer is None or "/" not in rel or not top.startswith(("base_", "delta_")) or \
-            footer_is_acid(footer):
+            not name.startswith("bucket_") or footer_is_acid(footer):
         return
-    raise UsageError(f"{url}/{rel} holds plain rows, not ACID events: an insert-only table's "
-                     "file (give --insert-only, or --metastore to read the table's kind), or "
-                     "a foreign file (`acidtool validate` names it); nothing was written")
+    raise UsageError(f"{url}/{rel} holds plain rows, not ACID events, under an ACID file's name "
+                     "(a foreign file: `acidtool validate` names it); nothing was written")
 
 
 # ------------------------------------------------------------------------------------------------

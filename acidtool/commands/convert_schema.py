@@ -139,14 +139,29 @@ def _fit(schema: pa.Schema, target: pa.Schema, by_position: bool, problems: list
     return mapping
 
 
-def require_table_fit(table: Location, schema: pa.Schema, version: HiveVersion | None) -> None:
-    """The rows written must be the table's: the row columns of its newest data file (the
-    highest write id's; its columns are the table's after any ALTER TABLE ... ADD COLUMNS), by
-    type, and by name unless Hive 2.3 named them by position (``_col0``..)."""
+def require_table_fit(table: Location, schema: pa.Schema, version: HiveVersion | None,
+                      insert_only: bool, kind_known: bool) -> None:
+    """The rows written must be the table's. Its kind (unless ``kind_known``: a metastore's):
+    ACID event files (``bucket_N``) in its bases and deltas are a full-ACID table's, plain
+    files only an insert-only table's. Its columns: those of its newest data file (the highest
+    write id's: the table's after any ALTER TABLE ... ADD COLUMNS), by type, and by name unless
+    Hive 2.3 named them by position (``_col0``..)."""
     from ..core.facts import row_shape
+    from ..core.names import kind_from_files
     from ..io.footers import read_footer
 
-    newest = _newest_data_file(list_tree(table), version)
+    paths = list_tree(table)
+    kind = None if kind_known else kind_from_files(paths)
+    if kind == "insert_only" and not insert_only:
+        raise UsageError(f"{table.url}: its bases and deltas hold only plain files: an "
+                         "insert-only table's, where Hive would read a full-ACID delta's six "
+                         "event columns as rows. Give --insert-only (or --metastore, which "
+                         "knows the table's kind); nothing was written")
+    if kind == "full" and insert_only:
+        raise UsageError(f"{table.url}: --insert-only, but its bases and deltas hold ACID event "
+                         "files (bucket_N): a full-ACID table's; drop --insert-only; nothing was "
+                         "written")
+    newest = _newest_data_file(paths, version)
     if newest is None:
         return
     facts = read_footer(table, newest.path, newest.size, None)
