@@ -322,6 +322,17 @@ def test_a_flag_the_files_contradict_is_refused_by_convert_compact_and_read(tmp_
         assert tree(t) == before
     assert run("compact", full, "--major", *V3, "--insert-only", "--apply").code == 2
     assert run("read", full, *V3, "--insert-only").code == 2
+    from acidtool.core.errors import UsageError
+    from acidtool.hiveacid.job import plan_write
+    from acidtool.hiveacid.options import WriteOptions
+
+    frame = pa.schema([("id", pa.int64())])
+    for t, options in ((io_table, {}), (full, {"insertOnly": "true"})):  # the Spark writer
+        before = tree(t)
+        with pytest.raises(UsageError, match="bucket_N|insertOnly true"):
+            plan_write(WriteOptions.of({"path": str(t), "hiveVersion": "3", **options}),
+                       frame, False)
+        assert tree(t) == before
     fits = tmp_path / "ids.orc"  # the insert-only table's one column
     orc.write_table(pa.table({"id": pa.array([9], pa.int64())}), str(fits))
     assert run("convert", fits, "--table", io_table, *V3, "--write-id", "auto",

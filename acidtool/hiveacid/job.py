@@ -49,6 +49,8 @@ def plan_write(o: WriteOptions, frame: pa.Schema, overwrite: bool) -> Job:
                          "first)" if kind == "missing" else "not a directory"))
     if insert_only and not version.has_insert_only:
         raise UsageError("hiveacid: insertOnly: Hive 2.3 has no insert-only tables")
+    if info is None:  # the table's kind from its files (a metastore's table: its own)
+        _require_kind(table, insert_only)
     if overwrite and not version.has_write_ids:
         raise UsageError("hiveacid: mode('overwrite') writes a base_N as Hive 3 and 4's INSERT "
                          "OVERWRITE does; acidtool writes none for Hive 2.3: append instead")
@@ -97,6 +99,19 @@ def plan_write(o: WriteOptions, frame: pa.Schema, overwrite: bool) -> Job:
         abort_job(job)
         raise
     return job
+
+
+def _require_kind(table: Location, insert_only: bool) -> None:
+    from ..core.names import kind_from_files
+
+    kind = kind_from_files(list_tree(table))
+    if kind == "insert_only" and not insert_only:
+        raise UsageError(f"hiveacid: {table.url}: its bases and deltas hold only plain files, "
+                         "an insert-only table's: give insertOnly true (Hive would read a "
+                         "full-ACID delta's event columns as rows)")
+    if kind == "full" and insert_only:
+        raise UsageError(f"hiveacid: {table.url}: insertOnly, but its bases and deltas hold "
+                         "ACID event files (bucket_N): a full-ACID table's")
 
 
 def _in_transaction(job: Job, info) -> Job:
