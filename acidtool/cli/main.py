@@ -115,10 +115,10 @@ def command():
         for param in cmd.params:
             flag = getattr(param, "is_flag", False) or getattr(param, "count", False)
             choice = hasattr(param.type, "choices")
-            if param.metavar is None and not flag and not choice:
+            if param.metavar is None and not flag and not choice and param.name:
                 param.metavar = param.name.upper()
             if param.param_type_name == "argument":
-                param.make_metavar = _argument_metavar(param)
+                param.make_metavar = _argument_metavar(param)  # type: ignore[method-assign]
     return group
 
 

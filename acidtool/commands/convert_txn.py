@@ -204,6 +204,7 @@ def for_metastore(opts):
     target = resolve(opts.table, metastore=opts.metastore, hive_version=opts.hive_version,
                      insert_only=opts.insert_only, snapshot=False)
     info = target.table
+    assert info is not None, "a metastore target names its table"
     table = target.url if target.partition is None else info.location
     partition = opts.partition
     if target.partition is not None:  # named as db.t/k=v

@@ -56,7 +56,8 @@ class _RowAccumulator:
         self.min_cur = self.max_cur = self.min_org = self.max_org = None
         self.inserts_other = 0
         self.unsorted = self.duplicate = None
-        self.last = None  # (otid, bucket, rowId) of the previous batch's last row
+        # (otid, bucket, rowId) of the previous batch's last row
+        self.last: tuple | None = None
         self.stripe_keys: list = [None] * len(stripe_ends)
         self.nulls = [0] * 5
 

@@ -101,7 +101,8 @@ class Thresholds:
         """As compaction-plan's settings (``core.compaction``), the rest at Hive's defaults."""
         from .compaction import DELTA_NUM, DELTA_PCT, Settings
 
-        return Settings.of(**{DELTA_NUM: self.delta_num, DELTA_PCT: self.delta_pct})
+        known: dict = {DELTA_NUM: self.delta_num, DELTA_PCT: self.delta_pct}
+        return Settings.of(**known)
 
 
 @dataclass(frozen=True)

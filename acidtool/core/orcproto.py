@@ -147,7 +147,8 @@ class Footer:
     def _message(self):
         if self._msg is not None:
             return self._msg
-        return FooterMessage.FromString(self._raw)  # it parsed before: it parses again
+        return FooterMessage.FromString(self._raw)  # type: ignore[attr-defined]  # generated
+        # (it parsed before: it parses again)
 
     def release(self) -> Footer:
         """Drop the parsed message; what is asked for later is parsed from the raw bytes."""

@@ -134,8 +134,9 @@ class StreamWriter(DataSourceStreamArrowWriter):
         from .write import write_task
 
         ctx = TaskContext.get()
-        query = ctx.getLocalProperty(QUERY_ID)
-        job = for_batch(self.job, query, int(ctx.getLocalProperty(BATCH_ID)))
+        assert ctx is not None, "a streaming write runs in Spark's tasks"
+        query = str(ctx.getLocalProperty(QUERY_ID))
+        job = for_batch(self.job, query, int(str(ctx.getLocalProperty(BATCH_ID))))
         return Written(write_task(job, iterator, ctx.partitionId(), ctx.attemptNumber()),
                        query, job)
 
