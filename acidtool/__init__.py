@@ -1,6 +1,8 @@
 """acidtool: look inside Hive ACID table directories the way Hive does, without a running Hive."""
 
-__version__ = "0.1.0"
+from .core.version import __version__
+
+__all__ = ["__version__", "open_table", "write_delta"]
 
 
 def open_table(url: str, metastore: str | None = None):
@@ -15,7 +17,7 @@ def open_table(url: str, metastore: str | None = None):
 
     See ``acidtool.api.Table``.
     """
-    from .api import Table
+    from .table.snapshot import Table
 
     return Table(url, metastore)
 

@@ -35,7 +35,7 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 def session(master: str | None = None, verbose: bool = False):
     """The active SparkSession, or a new one on ``master`` (``local[*]`` by default) whose JVM
     start-up lines and log go to a log file rather than the console."""
-    from .commands.convert_spark import session as quiet_session
+    from .io.spark import session as quiet_session
 
     return quiet_session(master, verbose)
 

@@ -88,8 +88,8 @@ def in_process(tmp: Path, root: Path, expected: int) -> None:
 def on_spark(tmp: Path, root: Path, files: list[str], expected: int) -> None:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from acidtool.commands.compact import CompactOptions, compact
-    from acidtool.commands.convert_spark import session
-    from acidtool.commands.target import resolve
+    from acidtool.io.spark import session
+    from acidtool.table.target import resolve
 
     spark = session("local[2]")
     times: dict[str, list[float]] = {"plain": [], "acidtool": []}

@@ -67,7 +67,8 @@ def main() -> None:
               f"ORC write {plain:.2f} s: RATIO {inproc / plain:.2f}x")
         if args.skip_spark:
             return
-        from acidtool.commands.convert_spark import session, spark_writer
+        from acidtool.commands.convert_spark import spark_writer
+        from acidtool.io.spark import session
 
         spark = session("local[2]")
         df = spark.read.orc(str(land))

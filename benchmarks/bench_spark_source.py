@@ -114,7 +114,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=10_000_000)
     args = parser.parse_args()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    from acidtool.commands.convert_spark import session
+    from acidtool.io.spark import session
     from acidtool.spark import register
 
     spark = session("local[2]")

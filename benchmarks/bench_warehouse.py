@@ -67,7 +67,7 @@ def main() -> None:
         assert report.files == n, report.files
         print(f"validate -r --jobs {args.jobs}: {local:.1f} s, "
               f"{local / n * 1e6:.0f} us a file")
-        from acidtool.commands.convert_spark import session
+        from acidtool.io.spark import session
 
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         startup, spark = timed(lambda: session("local[2]"))

@@ -35,7 +35,7 @@ def test_a_group_without_a_command_prints_its_help(tmp_path):
 
 
 def test_an_internal_error_exits_3_and_a_usage_error_2(tmp_path, monkeypatch):
-    import acidtool.commands.ls as L
+    import acidtool.table.ls as L
 
     table = _table(tmp_path / "t")
     monkeypatch.setattr(L, "split_partitions", lambda paths: 1 / 0)

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from acidtool.commands.ls import inspect_table
+from acidtool.table.ls import inspect_table
 from acidtool.core.compaction import DELTA_NUM, DELTA_PCT, Settings, compactor_snapshot, decide
 from acidtool.core.snapshot import make_snapshot
 

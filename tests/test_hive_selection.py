@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
-from acidtool.commands.ls import inspect_table
+from acidtool.table.ls import inspect_table
 from acidtool.core.select import select
 from acidtool.core.snapshot import make_snapshot
 

@@ -324,7 +324,7 @@ def test_a_flag_the_files_contradict_is_refused_by_convert_compact_and_read(tmp_
     assert run("read", full, *V3, "--insert-only").code == 2
     from acidtool.core.errors import UsageError
     from acidtool.hiveacid.job import plan_write
-    from acidtool.hiveacid.options import WriteOptions
+    from acidtool.table.options import WriteOptions
 
     frame = pa.schema([("id", pa.int64())])
     for t, options in ((io_table, {}), (full, {"insertOnly": "true"})):  # the Spark writer

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from acidtool.cli.output import RawJSON, dump_pieces, dumps, ls_json, ls_json_pieces
-from acidtool.commands.ls import PartitionState, TableState
+from acidtool.table.ls import PartitionState, TableState
 from acidtool.core.listing import Listing
 from acidtool.core.select import select
 from acidtool.core.snapshot import make_snapshot

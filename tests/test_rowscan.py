@@ -6,7 +6,7 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acidtool.commands.rowscan import _RowAccumulator
+from acidtool.table.rowscan import _RowAccumulator
 
 TYPES = (pa.int32(), pa.int64(), pa.int32(), pa.int64(), pa.int64())
 

@@ -472,7 +472,7 @@ def test_a_repair_with_nothing_to_do_writes_no_journal_and_names_no_quarantine(t
 def test_an_apply_reads_each_footer_at_most_twice(tmp_path, monkeypatch):
     import collections
 
-    import acidtool.commands.facts as F
+    import acidtool.table.facts as F
     import acidtool.commands.repair as R
 
     root = build(tmp_path / "t", {

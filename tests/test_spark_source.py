@@ -103,7 +103,7 @@ def test_pruning_judges_only_what_it_can_for_every_partition():
     column, or one a value cannot be compared with, is left to Spark."""
     from pyspark.sql.datasource import EqualTo, GreaterThan, In, IsNull, Not
 
-    from acidtool.hiveacid.read import Unit, prune
+    from acidtool.table.readplan import Unit, prune
 
     units = [Unit(None, ("bucket", 0), (("ds", datetime.date(2024, 1, d)), ("h", h)))
              for d in (1, 2) for h in (None, 7)]
@@ -511,7 +511,7 @@ def test_a_micro_batch_run_again_commits_nothing_twice(tmp_path):
     import pyarrow as pa
 
     from acidtool.hiveacid import Written
-    from acidtool.hiveacid.options import WriteOptions
+    from acidtool.table.options import WriteOptions
     from acidtool.hiveacid.stream import commit_batch, for_batch, plan_stream
     from acidtool.hiveacid.write import write_task
 

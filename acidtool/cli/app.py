@@ -14,8 +14,8 @@ from typing import Iterable
 
 import typer
 
-from .. import __version__
 from ..core.errors import UsageError
+from ..core.version import __version__
 from ..core.versions import HiveVersion as HiveVersion  # the commands' --hive-version type
 
 app = typer.Typer(

@@ -115,9 +115,9 @@ def validate_command(
     Exit status: 0 nothing at or above --fail-on; 1 findings; 2 bad option or unreadable PATH.
     Nothing is ever written.
     """
-    from ..commands.target import resolve_many
     from ..commands.validate import ValidateOptions, validate
     from ..core.facts import Thresholds
+    from ..table.target import resolve_many
     from .output import (
         validate_github,
         validate_json,

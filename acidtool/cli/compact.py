@@ -89,7 +89,7 @@ def compact_command(
     fails on a partition; 2 bad option, unreadable PATH or the table locked by another writer.
     """
     from ..commands.compact import CompactOptions, compact, plan_compaction
-    from ..commands.target import resolve
+    from ..table.target import resolve
 
     if major and minor:
         raise UsageError("--major and --minor: give one (or neither, for the Initiator's "

@@ -105,8 +105,8 @@ def export_command(
     Iceberg table that holds something else.
     """
     from ..commands.export import ExportOptions, plan_export, run_export
-    from ..commands.target import resolve
     from ..io.progress import ticker
+    from ..table.target import resolve
 
     if to is not ExportTo.iceberg:
         raise UsageError("--to: iceberg is the one format")
@@ -118,7 +118,7 @@ def export_command(
     if master and not spark:
         raise UsageError("--master goes with --spark")
     if spark:  # before anything is made (the catalog's directory and database)
-        from ..commands.convert_spark import spark_problem
+        from ..io.spark import spark_problem
 
         problem = spark_problem()
         if problem:

@@ -75,7 +75,7 @@ def ls_command(
     of a compaction (the report still prints); 2 bad option or unreadable path.
     """
     from .._gc import paused_gc
-    from ..commands.target import resolve
+    from ..table.target import resolve
     from .output import partition_failures
     from .svg import ls_svg
 
@@ -106,7 +106,7 @@ def ls_command(
 def _ls(path: str, snapshot, fmt: Format, files: bool, ignore_empty_files: bool,
         metastore: dict | None = None) -> list[str]:
     """Print the ls report; return what Hive would fail on, a line per failing partition."""
-    from ..commands.ls import inspect_table, with_read_failures
+    from ..table.ls import inspect_table, with_read_failures
     from .output import ls_json_pieces, ls_table, partition_failures
 
     state = with_read_failures(inspect_table(path, snapshot,
@@ -121,8 +121,8 @@ def _ls(path: str, snapshot, fmt: Format, files: bool, ignore_empty_files: bool,
 def _ls_tree(path: str, snapshot, fmt: Format, files: bool, ignore_empty_files: bool,
              spark: str | None) -> list[str]:
     """``ls --recursive``: a report per table; JSON: {"path", "tables": [ls's document]}."""
-    from ..commands.ls import inspect_tree, with_read_failures
     from ..io.progress import ticker
+    from ..table.ls import inspect_tree, with_read_failures
     from .output import display, ls_json, ls_table, partition_failures
 
     tables = [with_read_failures(t) for t in inspect_tree(path, snapshot, spark=spark,
@@ -186,7 +186,7 @@ def dump_command(
     dumped) or Hive would fail to read the table; 2 bad option or missing path.
     """
     from ..commands.dump import DumpOptions, dump
-    from ..commands.target import resolve_many
+    from ..table.target import resolve_many
 
     targets, target = resolve_many(targets, metastore=metastore, hive_version=hive_version,
                                    write_ids=write_ids, txns=txns)
@@ -230,7 +230,7 @@ def meta_command(
     Exit status: 0 ok; 1 a file was not readable ORC; 2 bad option or missing path.
     """
     from ..commands.meta import meta, meta_json
-    from ..commands.target import resolve_many
+    from ..table.target import resolve_many
     from .output import meta_text
 
     targets, target = resolve_many(targets, metastore=metastore, hive_version=hive_version)

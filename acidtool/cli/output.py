@@ -22,7 +22,7 @@ from .escapes import (  # noqa: F401 - escape_json_names, unescape_name: re-expo
 )
 
 if TYPE_CHECKING:  # annotations only: the error line needs this module, not a listing
-    from ..commands.ls import PartitionState, TableState
+    from ..table.ls import PartitionState, TableState
 
 LS_SCHEMA_VERSION = 1
 

@@ -72,8 +72,8 @@ def compaction_plan_command(
     PATH. Nothing is ever written.
     """
     from ..commands.compaction import compaction_plan
-    from ..commands.target import resolve
     from ..core.compaction import Settings
+    from ..table.target import resolve
 
     settings = Settings.of(set_ or ())
     target = resolve(paths[0], metastore=metastore, hive_version=hive_version,

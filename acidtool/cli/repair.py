@@ -98,8 +98,8 @@ def repair_command(
     option, unreadable PATH, or the table is locked by another repair.
     """
     from ..commands.repair import RepairOptions, plan_repair
-    from ..commands.target import resolve
     from ..commands.validate import select_codes
+    from ..table.target import resolve
     from .check import codes_of
     from .output_repair import output_for
 

@@ -69,9 +69,9 @@ def report_command(
     Exit status: 0 written (whatever it found); 2 bad option or unreadable PATH.
     """
     from ..commands.report import build_report
-    from ..commands.target import resolve_many
     from ..commands.validate import ValidateOptions
     from ..core.compaction import Settings
+    from ..table.target import resolve_many
     from .output import count
     from .report_html import PANELS, draw, report_html, report_json
 

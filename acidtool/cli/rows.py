@@ -80,9 +80,9 @@ def read_command(
     Exit status: 0 ok; 1 Hive would refuse the snapshot or a file is unreadable (a partial
     Parquet/ORC output file is removed); 2 bad option or unreadable path.
     """
-    from ..api import Table
     from ..io.progress import Progress
     from ..io.sink import write_rows
+    from ..table.snapshot import Table
 
     if spark:
         _read_on_spark(path, metastore, write_ids, txns, hive_version, table, insert_only,
@@ -115,8 +115,8 @@ def _read_on_spark(path, metastore, write_ids, txns, hive_version, table, insert
     (Spark's part files), in parallel; nothing passes through this process."""
     if fmt not in ("parquet", "orc") or not output:
         raise UsageError("--spark writes a dataset: give --format parquet or orc and -o DIR")
-    from ..commands.convert_spark import session, spark_problem
     from ..io.fs import kind_of, resolve
+    from ..io.spark import session, spark_problem
     from ..spark import read_table
 
     problem = spark_problem()

@@ -160,7 +160,7 @@ def panel(p, line: str | None = None) -> tuple[str, int]:
 
 def ls_svg(path: str, snapshot, ignore_empty_files: bool, output: str | None):
     """``ls --format svg``: the picture printed, or written to ``output``; the table state."""
-    from ..commands.ls import inspect_table, with_read_failures
+    from ..table.ls import inspect_table, with_read_failures
 
     state = with_read_failures(inspect_table(path, snapshot,
                                              ignore_empty_files=ignore_empty_files))

@@ -56,9 +56,9 @@ def upgrade_check_command(
     Exit status: 0 ready; 1 something to do first (a major compaction, a partition the tool
     fails on, a file name to fix); 2 bad option or unreadable PATH. Nothing is ever written.
     """
-    from ..commands.target import resolve
     from ..commands.upgrade import upgrade_check
     from ..core.versions import HiveVersion
+    from ..table.target import resolve
 
     target = resolve(paths[0], metastore=metastore, hive_version=None if metastore else "2",
                      txns=txns, table=table, tree=recursive)

@@ -47,6 +47,9 @@ from ..io.journal import (
     sizes_below,
     state_dir,
 )
+from ..table.ls import PartitionState, inspect_table
+from ..table.read import PartitionReader, require_whole
+from ..table.target import Target
 from .compact_write import (
     ACID_VERSION_FILE,
     COMPACTED_MARKER,
@@ -59,10 +62,7 @@ from .compact_write import (
     reader_of,
     run_jobs,
 )
-from .ls import PartitionState, inspect_table
-from .read import PartitionReader, require_whole
 from .recovery import finish_stale, roll_back
-from .target import Target
 
 
 @dataclass(frozen=True)
@@ -440,7 +440,7 @@ def _write_outputs(plan: CompactPlan, p: PartitionJob, part: PartitionState,
     if spark is None:
         staged = run_jobs(reader, jobs, schema, version, staging)
     else:
-        from .spark_jobs import spark_map
+        from ..io.spark_jobs import spark_map
 
         work = functools.partial(on_executor, p.url, plan.compactor, plan.column_names, schema,
                                  staging.url)

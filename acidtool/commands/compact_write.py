@@ -37,9 +37,9 @@ from ..io.fs import Location, resolve
 from ..io.journal import sha256_of
 from ..io.orc import ACID_COLUMNS, open_orc
 from ..io.plain import plain_batches
-from .ls import PartitionState, inspect_table
-from .read import PartitionReader
-from .rownames import row_named, row_names_of
+from ..table.ls import PartitionState, inspect_table
+from ..table.read import PartitionReader
+from ..table.rownames import row_named, row_names_of
 
 ACID_VERSION_FILE = "_orc_acid_version"
 METADATA_FILE = "_metadata_acid"

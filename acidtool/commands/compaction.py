@@ -22,8 +22,8 @@ from ..core.compaction import (
 from ..core.partitions import discover_tables, require_one_table, split_partitions
 from ..core.snapshot import Snapshot
 from ..io.fs import list_tree, resolve
-from .ls import listed_partition, require_not_acid_dir, select_partitions, tree_partitions
-from .target import Target
+from ..table.ls import listed_partition, require_not_acid_dir, select_partitions, tree_partitions
+from ..table.target import Target
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,7 @@ def compaction_plan(paths: Sequence[str], target: Target, settings: Settings, *,
             if progress:
                 progress(min(start + 64, len(jobs)), len(jobs))
     else:
-        from .spark_jobs import spark_map
+        from ..io.spark_jobs import spark_map
 
         rows = [row for _, done in spark_map(_judge, jobs, spark or None, most=64)
                 for row in done]
@@ -120,7 +120,7 @@ def table_of(url: str, target: Target, table: str | None, metastore: str | None,
         return table, "--table", target.snapshot, None
     if metastore:  # each table of a tree by its location
         from ..core.catalog import MetastoreError
-        from .target import resolve as resolve_target
+        from ..table.target import resolve as resolve_target
 
         try:
             found = resolve_target(url, metastore=metastore,

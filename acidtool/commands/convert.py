@@ -44,6 +44,7 @@ from ..core.names import (
     parse_dir_name,
 )
 from ..core.versions import HiveVersion
+from ..io.arrowtypes import ORC_TO_ARROW
 from ..io.commit import TableLock, require_inside, shielded, table_of
 from ..io.deltawriter import BucketWriter, BucketWriters, FileFormat
 from ..io.fs import (
@@ -55,7 +56,7 @@ from ..io.fs import (
 )
 from ..io.journal import fault_point
 from ..io.orc import fragment_batches, is_acid_schema, open_orc, orc_fragment
-from .convert_schema import ORC_TO_ARROW, map_schema, require_table_fit
+from .convert_schema import map_schema, require_table_fit
 from .convert_sources import (
     SOURCES_FILE,
     Fingerprint,

@@ -23,9 +23,6 @@ nodes (and Hadoop's native client for hdfs://).
 from __future__ import annotations
 
 import contextlib
-import os
-import shutil
-import sys
 from typing import Iterator, Sequence
 
 import pyarrow as pa
@@ -34,6 +31,7 @@ import pyarrow.compute as pc
 from ..core.hashing import bucket_number
 from ..io.deltawriter import BucketWriter, BucketWriters
 from ..io.fs import Location, resolve
+from ..io.spark import session, spark_problem
 from .convert import (
     ConvertOptions,
     GroupWriter,
@@ -46,20 +44,6 @@ _SPARK_TYPES = {
     pa.int64(): "bigint", pa.float32(): "float", pa.float64(): "double", pa.string(): "string",
     pa.binary(): "binary", pa.date32(): "date",
 }
-
-
-def spark_problem() -> str | None:
-    try:
-        import pyspark  # noqa: F401
-    except ImportError:
-        return "--spark needs pyspark: pip install 'acidtool[spark]'"
-
-    java_home = os.environ.get("JAVA_HOME")
-    if not shutil.which("java") and not (java_home and os.path.exists(
-            os.path.join(java_home, "bin", "java"))):
-        return ("--spark needs Java 17 (e.g. `apt-get install openjdk-17-jre-headless`, or "
-                "set JAVA_HOME)")
-    return None
 
 
 def location_problem(plan: Plan) -> str | None:
@@ -86,60 +70,6 @@ def spark_type(t: pa.DataType) -> str:
     if pa.types.is_struct(t):
         return "struct<" + ",".join(f"`{f.name}`:{spark_type(f.type)}" for f in t) + ">"
     raise ValueError(f"no Spark type for {t}")
-
-
-def session(master: str | None = None, verbose: bool = False):
-    """The active session, or a new one. Unless ``verbose``, the JVM's own output (its start-up
-    lines, log4j's WARN lines) goes to a log file, not the console: acidtool's lines are the
-    ones a person reads, and Spark's errors still reach Python as exceptions."""
-    from pyspark.sql import SparkSession
-
-    active = SparkSession.getActiveSession()
-    if active is not None and master is None:
-        return active
-    if sys.stderr.isatty():  # the JVM's start takes seconds, and says nothing (its log is aside)
-        sys.stderr.write(f"acidtool: starting Spark ({master or 'local[*]'})...\n")
-        sys.stderr.flush()
-    options = "--add-opens=java.base/java.net=ALL-UNNAMED"
-    builder = (SparkSession.builder.appName("acidtool convert")
-               .master(master or "local[*]")
-               .config("spark.ui.enabled", "false")
-               .config("spark.ui.showConsoleProgress", "false")
-               .config("spark.driver.extraJavaOptions", options)
-               .config("spark.executor.extraJavaOptions", options))
-    if (master or "local").startswith("local"):
-        # Local workers run this interpreter, which has acidtool and pyarrow (Spark would
-        # start whatever `python3` is on PATH). PySpark reads only the environment for it.
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    if verbose:
-        spark = builder.getOrCreate()
-    else:
-        with _stderr_to(_spark_log()):
-            spark = builder.getOrCreate()  # the JVM it starts keeps the log as its stderr
-    spark.sparkContext.setLogLevel("WARN" if verbose else "ERROR")
-    return spark
-
-
-def _spark_log() -> str:
-    import tempfile
-
-    fd, path = tempfile.mkstemp(prefix="acidtool-spark-", suffix=".log")
-    os.close(fd)
-    return path
-
-
-@contextlib.contextmanager
-def _stderr_to(path: str):
-    """File descriptor 2 points at ``path`` inside the block (for the processes it starts)."""
-    sys.stderr.flush()
-    saved = os.dup(2)
-    with open(path, "ab") as log:
-        os.dup2(log.fileno(), 2)
-    try:
-        yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
 
 
 @contextlib.contextmanager
@@ -373,7 +303,7 @@ def write_delta(df, table: str, write_id: int, *, schema: str | None = None,
 
 def _arrow_of(t) -> pa.DataType:
     name = t.simpleString()
-    from .convert_schema import orc_type_to_arrow
+    from ..io.arrowtypes import orc_type_to_arrow
 
     return orc_type_to_arrow(name.replace("integer", "int").replace("long", "bigint")
                              .replace("byte", "tinyint").replace("short", "smallint"))

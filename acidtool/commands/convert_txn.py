@@ -199,7 +199,7 @@ def _remove(p) -> None:
 def for_metastore(opts):
     """The options with what the metastore says of the table filled in: its location (and the
     partition's), Hive version, kind, bucketing and columns. Returns (options, TableInfo)."""
-    from .target import resolve
+    from ..table.target import resolve
 
     target = resolve(opts.table, metastore=opts.metastore, hive_version=opts.hive_version,
                      insert_only=opts.insert_only, snapshot=False)

@@ -7,12 +7,12 @@ from typing import Callable
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..api import Snapshotted, Table
 from ..core.errors import UsageError
 from ..core.versions import HiveVersion
 from ..io.sink import json_lines
-from .read import partition_values, valid_mask
-from .target import resolve
+from ..table.read import partition_values, valid_mask
+from ..table.snapshot import Snapshotted, Table
+from ..table.target import resolve
 
 
 def _with_ids(snap: Snapshotted, progress=None) -> pa.Table:

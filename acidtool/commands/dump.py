@@ -34,7 +34,7 @@ from ..io.jsonl import (
     object_text,
 )
 from ..io.orc import OrcSource, TimestampRangeError, open_orc, scan_batches
-from .ls import inspect_table
+from ..table.ls import inspect_table
 
 CHUNK_ROWS = 65_536
 OPERATIONS = {"insert": 0, "update": 1, "delete": 2}

@@ -24,8 +24,8 @@ from .export import Counts, ExportOptions, ExportPlan, ExportResult, ExportWork,
 
 def run_export_spark(plan: ExportPlan, work: ExportWork, opts: ExportOptions, master: str,
                      dry_run: bool, progress=None) -> ExportResult | None:
+    from ..io.spark_jobs import spark_map
     from .export import run_export
-    from .spark_jobs import spark_map
 
     if dry_run:
         return None

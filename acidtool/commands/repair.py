@@ -43,9 +43,9 @@ from ..core.snapshot import Snapshot, make_snapshot
 from ..io.footers import read_footer_and_bytes
 from ..io.fs import Location, kind_of, list_tree, require_dir, resolve
 from ..io.journal import newest_change, state_dir
+from ..table.facts import ValidateOptions, plan_all, read_all, select_codes
+from ..table.ls import require_not_acid_dir
 from .convert_sources import committed_sources, fingerprint
-from .facts import ValidateOptions, plan_all, read_all, select_codes
-from .ls import require_not_acid_dir
 
 # the rules whose repairs wait until a leftover is unchanged for --min-age (Rule.waits_for_age)
 AGE_CODES = tuple(code for code, r in REGISTRY.items() if r.waits_for_age)

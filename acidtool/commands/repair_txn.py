@@ -16,8 +16,8 @@ from dataclasses import replace
 
 from ..core.catalog import MetastoreError
 from ..core.repair import Rewrap
+from ..table.target import Target
 from .convert_txn import Transaction
-from .target import Target
 
 
 def provisional_write_id(target: Target) -> int:
@@ -53,8 +53,8 @@ def apply_in_transaction(path: str, opts, target: Target, progress=None):
     if txn.committed and result.after is not None:
         # planned again at the snapshot that sees the transaction: the re-wrapped delta is
         # above the one taken before it
+        from ..table.target import resolve
         from .repair import plan_repair
-        from .target import resolve
 
         now = resolve(path, metastore=target.metastore,
                       insert_only=target.snapshot.insert_only,

@@ -25,8 +25,8 @@ from ..core.rules import SEVERITIES, Finding
 from ..core.snapshot import Snapshot
 from ..core.versions import HiveVersion
 from ..io.fs import resolve
-from .facts import Pending, ValidateOptions
-from .ls import PartitionState
+from ..table.facts import Pending, ValidateOptions
+from ..table.ls import PartitionState
 from .validate import validate
 
 # What draws a partition (a module-level function: it is pickled to other processes)

@@ -26,9 +26,9 @@ from ..core.upgrade import STATS_KEY, FileStats, Readiness, parse_stats, readine
 from ..core.versions import HiveVersion
 from ..io.footers import read_footer
 from ..io.fs import list_tree, resolve
+from ..table.ls import require_not_acid_dir, select_partitions
+from ..table.target import Target
 from .compaction import table_of
-from .ls import require_not_acid_dir, select_partitions
-from .target import Target
 
 NAME_RULES = ("ACID001", "ACID002", "ACID004")
 

@@ -10,7 +10,7 @@ stages each task's files and commits them on the driver through the commit proto
 acidtool writer. The options are the CLI's flags in camel case (``options.py``). The source's
 classes are in ``source.py``, which imports pyspark: its names are handed out from here when
 first asked for (``from acidtool.hiveacid import HiveAcidSource``), so that importing
-``acidtool.hiveacid.read`` or ``.options`` (``export`` does, with or without Spark) needs no
+``acidtool.table.readplan`` or ``.options`` (``export`` does, with or without Spark) needs no
 pyspark.
 """
 

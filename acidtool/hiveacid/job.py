@@ -17,7 +17,7 @@ from ..core.versions import HiveVersion
 from ..io.deltawriter import BucketWriter, FileFormat
 from ..io.fs import Location, kind_of, list_tree, resolve
 from ..io.journal import fault_point
-from .options import WriteOptions
+from ..table.options import WriteOptions
 from .write import TASKS, Job, Staged, new_staging
 
 
@@ -29,7 +29,7 @@ def plan_write(o: WriteOptions, frame: pa.Schema, overwrite: bool) -> Job:
     info: TableInfo | None = None
     partition = o.partition
     if o.metastore:
-        from ..commands.target import resolve as resolve_target
+        from ..table.target import resolve as resolve_target
 
         found = resolve_target(o.path, metastore=o.metastore, hive_version=o.hive_version,
                                insert_only=o.insert_only, snapshot=False, table=o.table)
@@ -171,7 +171,7 @@ def _table_schema(table: Location, info: TableInfo | None, insert_only: bool,
                   frame: pa.Schema, keys: tuple[str, ...]) -> pa.Schema:
     """The row columns written: the metastore's, else those of the table's files, else the
     DataFrame's (less the partition columns)."""
-    from ..commands.convert_schema import orc_type_to_arrow
+    from ..io.arrowtypes import orc_type_to_arrow
 
     if info is not None and info.columns:
         return pa.schema([(c.name, orc_type_to_arrow(c.type)) for c in info.columns])
@@ -187,8 +187,8 @@ def files_schema(table: Location, insert_only: bool,
                  hive_version: HiveVersion | None = None) -> pa.Schema | None:
     """The row columns of the table's data files (partition columns left out), or None when
     it holds none."""
-    from ..api import Table
-    from .read import output_schema
+    from ..table.readplan import output_schema
+    from ..table.snapshot import Table
 
     readers = Table(table.url).snapshot(hive_version=hive_version,
                                         insert_only=insert_only).readers()

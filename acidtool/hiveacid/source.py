@@ -20,8 +20,8 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
-from .options import SPARKS_OWN, ReadOptions
-from .read import ReadPlan, plan_read, prune, typed_as, unit_batches
+from ..table.options import SPARKS_OWN, ReadOptions
+from ..table.readplan import ReadPlan, plan_read, prune, typed_as, unit_batches
 
 NAME = "hiveacid"
 
@@ -121,7 +121,7 @@ class StreamWriter(DataSourceStreamArrowWriter):
     def __init__(self, options: dict, schema, overwrite: bool):
         from pyspark.sql.pandas.types import to_arrow_schema
 
-        from .options import WriteOptions
+        from ..table.options import WriteOptions
         from .stream import plan_stream
 
         self.job = plan_stream(WriteOptions.of(options),
@@ -158,8 +158,8 @@ class Writer(DataSourceArrowWriter):
     def __init__(self, options: dict, schema, overwrite: bool):
         from pyspark.sql.pandas.types import to_arrow_schema
 
+        from ..table.options import WriteOptions
         from .job import plan_write
-        from .options import WriteOptions
 
         self.job = plan_write(WriteOptions.of(options), to_arrow_schema(schema, timezone="UTC"),
                               overwrite)

@@ -27,7 +27,7 @@ from pyarrow.fs import FileSelector
 from ..core.errors import UsageError
 from ..core.names import ACIDTOOL_STAGING_PREFIX
 from ..io.fs import list_tree, resolve
-from .options import WriteOptions
+from ..table.options import WriteOptions
 from .write import TASKS, Job
 
 MARKER = "_acidtool_stream_"

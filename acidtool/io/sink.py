@@ -9,7 +9,7 @@ import pyarrow as pa
 
 
 def json_lines(table: pa.Table, extra_first: Sequence[tuple[str, pa.Array]] = ()) -> pa.Array:
-    from ..io.jsonl import PLAIN, format_parts, object_text
+    from .jsonl import PLAIN, format_parts, object_text
 
     names = [n for n, _ in extra_first] + list(table.column_names)
     values = [v for _, v in extra_first] + [format_parts(c.combine_chunks(), PLAIN, (n,))
@@ -19,7 +19,7 @@ def json_lines(table: pa.Table, extra_first: Sequence[tuple[str, pa.Array]] = ()
 
 def _csv_ready(table: pa.Table) -> pa.Table:
     """CSV has no nested values: those columns carry their JSON text."""
-    from ..io.jsonl import format_values
+    from .jsonl import format_values
 
     cols = {}
     for name, col in zip(table.column_names, table.columns):
@@ -61,7 +61,7 @@ class RowWriter:
             return
         self.rows += table.num_rows
         if self.fmt == "jsonl":
-            from ..io.jsonl import lines_buffer
+            from .jsonl import lines_buffer
 
             self._stream.write(lines_buffer(json_lines(table)))
         elif self.fmt == "csv":

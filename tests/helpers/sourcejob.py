@@ -18,7 +18,7 @@ def batch(rows) -> pa.RecordBatch:
 
 def main(table: str, write_id: str) -> None:
     from acidtool.hiveacid.job import commit_job, plan_write
-    from acidtool.hiveacid.options import WriteOptions
+    from acidtool.table.options import WriteOptions
     from acidtool.hiveacid.write import write_task
 
     job = plan_write(WriteOptions.of({"path": table, "writeId": write_id}), FRAME, False)

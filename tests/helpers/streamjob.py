@@ -18,7 +18,7 @@ def rows_of(b: int) -> list[tuple]:
 
 def main(table: str, b: str) -> None:
     from acidtool.hiveacid import Written
-    from acidtool.hiveacid.options import WriteOptions
+    from acidtool.table.options import WriteOptions
     from acidtool.hiveacid.stream import commit_batch, for_batch, plan_stream
     from acidtool.hiveacid.write import write_task
 

@@ -131,7 +131,7 @@ def inspect_tree(path: str, snapshot: Snapshot, *, ignore_empty_files: bool = Fa
             if progress:
                 progress(done, len(tables))
         return out
-    from .spark_jobs import spark_map
+    from ..io.spark_jobs import spark_map
 
     units = [(i, part) for i, (_, parts) in enumerate(tables) for part in parts]
     urls = [tloc.url for tloc in tlocs]

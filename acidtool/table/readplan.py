@@ -18,12 +18,12 @@ from typing import Any, Iterator, Sequence
 
 import pyarrow as pa
 
-from ..api import Snapshotted, Table
-from ..commands.read import PartitionReader, partition_values
-from ..commands.rownames import row_named
 from ..core.errors import AcidToolError, UsageError
 from ..io.orc import ACID_COLUMNS
 from .options import ReadOptions
+from .read import PartitionReader, partition_values
+from .rownames import row_named
+from .snapshot import Snapshotted, Table
 
 DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 
@@ -77,7 +77,7 @@ def plan_read(options: ReadOptions, *, with_schema: bool = True) -> ReadPlan:
 
 
 def _arrow_type(hive_type: str) -> pa.DataType:
-    from ..commands.convert_schema import orc_type_to_arrow
+    from ..io.arrowtypes import orc_type_to_arrow
 
     return orc_type_to_arrow(hive_type)
 

@@ -26,7 +26,7 @@ def spark_map(work: Callable[[list], Any], units: list, master: str | None, *,
     finish (an accumulator the driver polls). An acidtool error a task raises is raised here,
     as it is: its class says the exit status."""
     from ..core.errors import AcidToolError, UsageError
-    from .convert_spark import session, spark_problem
+    from .spark import session, spark_problem
 
     problem = spark_problem()
     if problem:

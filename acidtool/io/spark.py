@@ -1,0 +1,77 @@
+"""The Spark session acidtool's jobs run on: the active one, or a new one whose JVM keeps its
+start-up lines and log out of the console; and what is missing for one (pyspark, Java)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import sys
+
+
+def spark_problem() -> str | None:
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        return "--spark needs pyspark: pip install 'acidtool[spark]'"
+
+    java_home = os.environ.get("JAVA_HOME")
+    if not shutil.which("java") and not (java_home and os.path.exists(
+            os.path.join(java_home, "bin", "java"))):
+        return ("--spark needs Java 17 (e.g. `apt-get install openjdk-17-jre-headless`, or "
+                "set JAVA_HOME)")
+    return None
+
+
+def session(master: str | None = None, verbose: bool = False):
+    """The active session, or a new one. Unless ``verbose``, the JVM's own output (its start-up
+    lines, log4j's WARN lines) goes to a log file, not the console: acidtool's lines are the
+    ones a person reads, and Spark's errors still reach Python as exceptions."""
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None and master is None:
+        return active
+    if sys.stderr.isatty():  # the JVM's start takes seconds, and says nothing (its log is aside)
+        sys.stderr.write(f"acidtool: starting Spark ({master or 'local[*]'})...\n")
+        sys.stderr.flush()
+    options = "--add-opens=java.base/java.net=ALL-UNNAMED"
+    builder = (SparkSession.builder.appName("acidtool convert")
+               .master(master or "local[*]")
+               .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
+               .config("spark.driver.extraJavaOptions", options)
+               .config("spark.executor.extraJavaOptions", options))
+    if (master or "local").startswith("local"):
+        # Local workers run this interpreter, which has acidtool and pyarrow (Spark would
+        # start whatever `python3` is on PATH). PySpark reads only the environment for it.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    if verbose:
+        spark = builder.getOrCreate()
+    else:
+        with _stderr_to(_spark_log()):
+            spark = builder.getOrCreate()  # the JVM it starts keeps the log as its stderr
+    spark.sparkContext.setLogLevel("WARN" if verbose else "ERROR")
+    return spark
+
+
+def _spark_log() -> str:
+    import tempfile
+
+    fd, path = tempfile.mkstemp(prefix="acidtool-spark-", suffix=".log")
+    os.close(fd)
+    return path
+
+
+@contextlib.contextmanager
+def _stderr_to(path: str):
+    """File descriptor 2 points at ``path`` inside the block (for the processes it starts)."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with open(path, "ab") as log:
+        os.dup2(log.fileno(), 2)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
