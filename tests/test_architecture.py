@@ -86,6 +86,21 @@ def test_modules_stay_small(name, path):
     assert lines <= limit, f"{name} has {lines} lines (at most {limit})"
 
 
+MAX_FUNCTION_LINES = 80
+
+
+@pytest.mark.parametrize("name,path", sorted(modules().items()))
+def test_functions_stay_short(name, path):
+    """No function (its signature, docstring and body) over 80 lines: a CLI command's options
+    are declared beside it, its rendering in a helper."""
+    import ast
+
+    long = [(n.name, n.end_lineno - n.lineno + 1) for n in ast.walk(ast.parse(path.read_text()))
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and n.end_lineno - n.lineno + 1 > MAX_FUNCTION_LINES]
+    assert not long, f"{name}: {long}"
+
+
 def _third_party(module_names: list[str]) -> set[str]:
     """The top-level packages, neither the standard library nor private, that importing the
     modules (in a fresh process) brings in."""

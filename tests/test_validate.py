@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from acidtool.commands import facts as F
+from acidtool.table import facts as F
 from acidtool.core.listing import PathInfo
 from acidtool.core.partitions import discover_tables
 

@@ -50,52 +50,70 @@ def codes_of(value: Optional[str]) -> Optional[tuple]:
     return None if value is None else tuple(c for c in value.split(",") if c.strip())
 
 
+_PATHS = typer.Argument(..., help="Partitions, tables, or (with --recursive) whole "
+                        "warehouse trees. Local paths, file://, hdfs:// or fsspec "
+                        "URLs.")
+_RECURSIVE = typer.Option(False, "--recursive", "-r", help="Find every ACID table and "
+                          "partition below each PATH.")
+_LEVEL = typer.Option(Level.metadata, "--level", help="names: the listing only; "
+                      "metadata: also ORC footers and marker files; rows: also a scan "
+                      "of the five ACID columns.")
+_HIVE_VERSION = typer.Option(
+    None, "--hive-version", help="Judge the table by what this Hive writes: 2 (2.3), 3 or "
+    "4. Default: 4, or the metastore's version.")
+_TABLE = typer.Option(None, "--table", help="db.table, for multi-table "
+                      "--write-ids and for the COMPACT statements.")
+_SCHEMA = typer.Option(None, "--schema", help="The table's columns as an ORC "
+                       "struct, e.g. 'struct<id:int,name:string>' (ACID019).")
+_FMT = typer.Option(ValidateFormat.text, "--format",
+                    help="text, json, jsonl, junit or github.")
+_FAIL_ON = typer.Option(Severity.error, "--fail-on", help="Exit 1 when a finding "
+                        "is at least this severe.")
+_SELECT = typer.Option(None, "--select", help="Only these rules: codes or "
+                       "prefixes, comma-separated (ACID001,ACID01).")
+_IGNORE = typer.Option(None, "--ignore", help="Skip these rules (codes or "
+                       "prefixes).")
+_JOBS = typer.Option(8, "--jobs", "-j", min=1,
+                     help="Files read at once: threads on remote stores (and on a "
+                          "local path whose first reads wait: a network mount); "
+                          "processes for a local table or tree of many "
+                          "partitions.")
+_DELTA_NUM = typer.Option(10, "--delta-num-threshold", min=0,
+                          help="ACID024: hive.compactor.delta.num.threshold.")
+_DELTA_PCT = typer.Option(0.1, "--delta-pct-threshold", min=0.0,
+                          help="ACID024: hive.compactor.delta.pct.threshold.")
+_SPARK = typer.Option(False, "--spark", help="Check the partitions on Spark's "
+                      "executors (footers, rows, rules); the driver lists the tree "
+                      "and gathers the findings: the same findings as without it.")
+_MASTER = typer.Option(None, "--master", help="With --spark: the Spark "
+                       "master (default local[*], or the active session's).")
+_OUTPUT = typer.Option(None, "--output", help="Also write the findings as a "
+                       "Parquet dataset: DIR/findings/ and DIR/tables/ (a "
+                       "summary per table).")
+
+
 @app.command("validate")
 def validate_command(
-    paths: List[str] = typer.Argument(..., help="Partitions, tables, or (with --recursive) whole "
-                                      "warehouse trees. Local paths, file://, hdfs:// or fsspec "
-                                      "URLs."),
-    recursive: bool = typer.Option(False, "--recursive", "-r", help="Find every ACID table and "
-                                   "partition below each PATH."),
-    level: Level = typer.Option(Level.metadata, "--level", help="names: the listing only; "
-                                "metadata: also ORC footers and marker files; rows: also a scan "
-                                "of the five ACID columns."),
+    paths: List[str] = _PATHS,
+    recursive: bool = _RECURSIVE,
+    level: Level = _LEVEL,
     write_ids: Optional[str] = typer.Option(None, "--write-ids", help=WRITE_IDS_HELP),
     txns: Optional[str] = typer.Option(None, "--txns", help=TXNS_HELP),
-    hive_version: Optional[HiveVersion] = typer.Option(
-        None, "--hive-version", help="Judge the table by what this Hive writes: 2 (2.3), 3 or "
-        "4. Default: 4, or the metastore's version."),
+    hive_version: Optional[HiveVersion] = _HIVE_VERSION,
     metastore: Optional[str] = METASTORE,
     insert_only: bool = INSERT_ONLY,
-    table: Optional[str] = typer.Option(None, "--table", help="db.table, for multi-table "
-                                        "--write-ids and for the COMPACT statements."),
-    schema: Optional[str] = typer.Option(None, "--schema", help="The table's columns as an ORC "
-                                         "struct, e.g. 'struct<id:int,name:string>' (ACID019)."),
-    fmt: ValidateFormat = typer.Option(ValidateFormat.text, "--format",
-                                       help="text, json, jsonl, junit or github."),
-    fail_on: Severity = typer.Option(Severity.error, "--fail-on", help="Exit 1 when a finding "
-                                     "is at least this severe."),
-    select_: Optional[str] = typer.Option(None, "--select", help="Only these rules: codes or "
-                                          "prefixes, comma-separated (ACID001,ACID01)."),
-    ignore: Optional[str] = typer.Option(None, "--ignore", help="Skip these rules (codes or "
-                                         "prefixes)."),
-    jobs: int = typer.Option(8, "--jobs", "-j", min=1,
-                             help="Files read at once: threads on remote stores (and on a "
-                                  "local path whose first reads wait: a network mount); "
-                                  "processes for a local table or tree of many "
-                                  "partitions."),
-    delta_num: int = typer.Option(10, "--delta-num-threshold", min=0,
-                                  help="ACID024: hive.compactor.delta.num.threshold."),
-    delta_pct: float = typer.Option(0.1, "--delta-pct-threshold", min=0.0,
-                                    help="ACID024: hive.compactor.delta.pct.threshold."),
-    spark: bool = typer.Option(False, "--spark", help="Check the partitions on Spark's "
-                               "executors (footers, rows, rules); the driver lists the tree "
-                               "and gathers the findings: the same findings as without it."),
-    master: Optional[str] = typer.Option(None, "--master", help="With --spark: the Spark "
-                                         "master (default local[*], or the active session's)."),
-    output: Optional[str] = typer.Option(None, "--output", help="Also write the findings as a "
-                                         "Parquet dataset: DIR/findings/ and DIR/tables/ (a "
-                                         "summary per table)."),
+    table: Optional[str] = _TABLE,
+    schema: Optional[str] = _SCHEMA,
+    fmt: ValidateFormat = _FMT,
+    fail_on: Severity = _FAIL_ON,
+    select_: Optional[str] = _SELECT,
+    ignore: Optional[str] = _IGNORE,
+    jobs: int = _JOBS,
+    delta_num: int = _DELTA_NUM,
+    delta_pct: float = _DELTA_PCT,
+    spark: bool = _SPARK,
+    master: Optional[str] = _MASTER,
+    output: Optional[str] = _OUTPUT,
 ) -> None:
     """Lint ACID table directories and landing zones, as Hive would see them.
 
@@ -118,13 +136,6 @@ def validate_command(
     from ..commands.validate import ValidateOptions, validate
     from ..core.facts import Thresholds
     from ..table.target import resolve_many
-    from .output import (
-        validate_github,
-        validate_json,
-        validate_jsonl,
-        validate_junit,
-        validate_text,
-    )
 
     paths, target = resolve_many(paths, metastore=metastore, hive_version=hive_version,
                                  write_ids=write_ids, txns=txns, insert_only=insert_only,
@@ -149,6 +160,21 @@ def validate_command(
         from ..commands.findings import write_dataset
 
         note(f"findings written to {write_dataset(report, output)} (findings/, tables/)")
+    _render(report, fmt, fail_on)
+    if report.failed(fail_on.value):
+        raise typer.Exit(1)
+
+
+def _render(report, fmt: ValidateFormat, fail_on: Severity) -> None:
+    from .output import (
+        validate_github,
+        validate_json,
+        validate_jsonl,
+        validate_junit,
+        validate_summary,
+        validate_text,
+    )
+
     if fmt is ValidateFormat.json:
         emit_json(validate_json(report))
     elif fmt is ValidateFormat.jsonl:
@@ -160,10 +186,7 @@ def validate_command(
     else:
         emit(validate_text(report))
     if fmt is not ValidateFormat.text:
-        from .output import validate_summary
         print(f"acidtool: {validate_summary(report)}", file=sys.stderr)
-    if report.failed(fail_on.value):
-        raise typer.Exit(1)
 
 
 @app.command("rules")

@@ -28,39 +28,51 @@ class CompactFormat(str, enum.Enum):
     json = "json"
 
 
+_PATH = typer.Argument(..., help="The table (or partition) directory; with "
+                       "--metastore also db.table or db.table/k=v.")
+_MAJOR = typer.Option(False, "--major", help="A major compaction: one base_N of the "
+                      "rows the snapshot returns, ROW__IDs kept, deleted rows "
+                      "dropped.")
+_MINOR = typer.Option(False, "--minor", help="A minor compaction: the deltas into "
+                      "one delta_M_N, the delete deltas into one delete_delta_M_N, "
+                      "every event kept.")
+_HIVE_VERSION = typer.Option(
+    None, "--hive-version", help="Write what this Hive's compactor writes: 2 (2.3), 3 or "
+    "4. Default: 4, or the metastore's version.")
+_WRITE_IDS = typer.Option(None, "--write-ids", help=WRITE_IDS_HELP + " The "
+                          "compaction reads at the compactor's snapshot made "
+                          "of it: nothing from the first open write id on.")
+_PARTITION = typer.Option(None, "--partition", help="Only this partition, "
+                          "k=v[/k2=v2].")
+_SPARK = typer.Option(False, "--spark", help="Write the bucket files on Spark's "
+                      "executors, one task per (partition, bucket), with the same "
+                      "merge as in process; the driver commits. The staging "
+                      "directory is inside the table, so executors must reach it "
+                      "(HDFS, an object store, or a local path with local[N]).")
+_MASTER = typer.Option(None, "--master", help="With --spark: the Spark "
+                       "master (default local[*]).")
+_DO_APPLY = typer.Option(False, "--apply", help="Write the compacted directories. "
+                         "Without it nothing is written (not even a lock).")
+_JOURNAL = typer.Option(None, "--journal", help="The journal file (local). "
+                        "Default: ~/.local/state/acidtool/journals/"
+                        "compact-RUN.jsonl ($ACIDTOOL_STATE_DIR moves it).")
+
+
 @app.command("compact")
 def compact_command(
-    path: str = typer.Argument(..., help="The table (or partition) directory; with "
-                               "--metastore also db.table or db.table/k=v."),
-    major: bool = typer.Option(False, "--major", help="A major compaction: one base_N of the "
-                               "rows the snapshot returns, ROW__IDs kept, deleted rows "
-                               "dropped."),
-    minor: bool = typer.Option(False, "--minor", help="A minor compaction: the deltas into "
-                               "one delta_M_N, the delete deltas into one delete_delta_M_N, "
-                               "every event kept."),
-    hive_version: Optional[HiveVersion] = typer.Option(
-        None, "--hive-version", help="Write what this Hive's compactor writes: 2 (2.3), 3 or "
-        "4. Default: 4, or the metastore's version."),
-    write_ids: Optional[str] = typer.Option(None, "--write-ids", help=WRITE_IDS_HELP + " The "
-                                            "compaction reads at the compactor's snapshot made "
-                                            "of it: nothing from the first open write id on."),
+    path: str = _PATH,
+    major: bool = _MAJOR,
+    minor: bool = _MINOR,
+    hive_version: Optional[HiveVersion] = _HIVE_VERSION,
+    write_ids: Optional[str] = _WRITE_IDS,
     txns: Optional[str] = typer.Option(None, "--txns", help=TXNS_HELP),
     metastore: Optional[str] = METASTORE,
-    partition: Optional[str] = typer.Option(None, "--partition", help="Only this partition, "
-                                            "k=v[/k2=v2]."),
+    partition: Optional[str] = _PARTITION,
     insert_only: bool = INSERT_ONLY,
-    spark: bool = typer.Option(False, "--spark", help="Write the bucket files on Spark's "
-                               "executors, one task per (partition, bucket), with the same "
-                               "merge as in process; the driver commits. The staging "
-                               "directory is inside the table, so executors must reach it "
-                               "(HDFS, an object store, or a local path with local[N])."),
-    master: Optional[str] = typer.Option(None, "--master", help="With --spark: the Spark "
-                                         "master (default local[*])."),
-    do_apply: bool = typer.Option(False, "--apply", help="Write the compacted directories. "
-                                  "Without it nothing is written (not even a lock)."),
-    journal: Optional[str] = typer.Option(None, "--journal", help="The journal file (local). "
-                                          "Default: ~/.local/state/acidtool/journals/"
-                                          "compact-RUN.jsonl ($ACIDTOOL_STATE_DIR moves it)."),
+    spark: bool = _SPARK,
+    master: Optional[str] = _MASTER,
+    do_apply: bool = _DO_APPLY,
+    journal: Optional[str] = _JOURNAL,
     fmt: CompactFormat = typer.Option(CompactFormat.text, "--format", help="text or json."),
 ) -> None:
     """Compact a table as Hive's compactor does, without a running Hive: a plan first, and

@@ -30,50 +30,63 @@ class ExportFormat(str, enum.Enum):
     json = "json"
 
 
+_PATH = typer.Argument(..., help="The table directory; with --metastore also "
+                       "db.table.")
+_CATALOG = typer.Option(
+    None, "--catalog", envvar="ACIDTOOL_ICEBERG_CATALOG",
+    help="The Iceberg catalog: a directory (a local SQLite catalog and its file warehouse "
+         "are made there: nothing else needs to run), a catalog name from pyiceberg's "
+         "configuration (~/.pyiceberg.yaml, PYICEBERG_CATALOG__<NAME>__*), or a URI: "
+         "sqlite:///catalog.db, postgresql+psycopg2://..., http(s):// (REST), thrift:// "
+         "(a Hive metastore).")
+_TABLE = typer.Option(None, "--table", help="The Iceberg table, "
+                      "NAMESPACE.NAME (made with its namespace if missing).")
+_HIVE_VERSION = typer.Option(
+    None, "--hive-version", help="Read as this Hive reads: 2 (2.3), 3 or 4. Default: 4, "
+    "or the metastore's version.")
+_PARTITION = typer.Option(None, "--partition", help="Only this "
+                          "partition, k=v[/k2=v2] (again for more).")
+_INCREMENTAL = typer.Option(False, "--incremental", help="The table holds an "
+                            "earlier export of this Hive table: apply what changed "
+                            "since (rows deleted, rows appended), in one commit. On "
+                            "a table that does not exist yet, a full export.")
+_WAREHOUSE = typer.Option(None, "--warehouse", help="Where a SQL catalog "
+                          "given as a URI keeps table files (default: "
+                          "beside a SQLite file).")
+_TRUNCATE_TIMESTAMPS = typer.Option(False, "--truncate-timestamps", help="Iceberg "
+                                    "keeps timestamps in microseconds: drop the "
+                                    "nanoseconds of those that have any (refused "
+                                    "without it).")
+_DRY_RUN = typer.Option(False, "--dry-run", help="Say what the export would do, "
+                        "and write nothing.")
+_SPARK = typer.Option(False, "--spark", help="Read and write on Spark's executors: "
+                      "one task per unit of the hiveacid source's read plan (a bucket "
+                      "of a partition; with --incremental one partition), each "
+                      "writing its own Parquet data files into the Iceberg table's "
+                      "location; the driver makes the one commit. Executors need "
+                      "acidtool and pyiceberg, and must reach both tables.")
+_MASTER = typer.Option(None, "--master", help="With --spark: the Spark "
+                       "master (default local[*]).")
+
+
 @app.command("export")
 def export_command(
-    path: str = typer.Argument(..., help="The table directory; with --metastore also "
-                               "db.table."),
+    path: str = _PATH,
     to: ExportTo = typer.Option(..., "--to", help="The format to export to: iceberg."),
-    catalog: Optional[str] = typer.Option(
-        None, "--catalog", envvar="ACIDTOOL_ICEBERG_CATALOG",
-        help="The Iceberg catalog: a directory (a local SQLite catalog and its file warehouse "
-             "are made there: nothing else needs to run), a catalog name from pyiceberg's "
-             "configuration (~/.pyiceberg.yaml, PYICEBERG_CATALOG__<NAME>__*), or a URI: "
-             "sqlite:///catalog.db, postgresql+psycopg2://..., http(s):// (REST), thrift:// "
-             "(a Hive metastore)."),
-    table: Optional[str] = typer.Option(None, "--table", help="The Iceberg table, "
-                                        "NAMESPACE.NAME (made with its namespace if missing)."),
+    catalog: Optional[str] = _CATALOG,
+    table: Optional[str] = _TABLE,
     write_ids: Optional[str] = typer.Option(None, "--write-ids", help=WRITE_IDS_HELP),
     txns: Optional[str] = typer.Option(None, "--txns", help=TXNS_HELP),
-    hive_version: Optional[HiveVersion] = typer.Option(
-        None, "--hive-version", help="Read as this Hive reads: 2 (2.3), 3 or 4. Default: 4, "
-        "or the metastore's version."),
+    hive_version: Optional[HiveVersion] = _HIVE_VERSION,
     metastore: Optional[str] = METASTORE,
     insert_only: bool = INSERT_ONLY,
-    partition: Optional[List[str]] = typer.Option(None, "--partition", help="Only this "
-                                                  "partition, k=v[/k2=v2] (again for more)."),
-    incremental: bool = typer.Option(False, "--incremental", help="The table holds an "
-                                     "earlier export of this Hive table: apply what changed "
-                                     "since (rows deleted, rows appended), in one commit. On "
-                                     "a table that does not exist yet, a full export."),
-    warehouse: Optional[str] = typer.Option(None, "--warehouse", help="Where a SQL catalog "
-                                            "given as a URI keeps table files (default: "
-                                            "beside a SQLite file)."),
-    truncate_timestamps: bool = typer.Option(False, "--truncate-timestamps", help="Iceberg "
-                                             "keeps timestamps in microseconds: drop the "
-                                             "nanoseconds of those that have any (refused "
-                                             "without it)."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Say what the export would do, "
-                                 "and write nothing."),
-    spark: bool = typer.Option(False, "--spark", help="Read and write on Spark's executors: "
-                               "one task per unit of the hiveacid source's read plan (a bucket "
-                               "of a partition; with --incremental one partition), each "
-                               "writing its own Parquet data files into the Iceberg table's "
-                               "location; the driver makes the one commit. Executors need "
-                               "acidtool and pyiceberg, and must reach both tables."),
-    master: Optional[str] = typer.Option(None, "--master", help="With --spark: the Spark "
-                                         "master (default local[*])."),
+    partition: Optional[List[str]] = _PARTITION,
+    incremental: bool = _INCREMENTAL,
+    warehouse: Optional[str] = _WAREHOUSE,
+    truncate_timestamps: bool = _TRUNCATE_TIMESTAMPS,
+    dry_run: bool = _DRY_RUN,
+    spark: bool = _SPARK,
+    master: Optional[str] = _MASTER,
     fmt: ExportFormat = typer.Option(ExportFormat.text, "--format", help="text or json."),
 ) -> None:
     """Export the rows Hive returns at a snapshot into an Apache Iceberg table, in one Iceberg
@@ -108,21 +121,7 @@ def export_command(
     from ..io.progress import ticker
     from ..table.target import resolve
 
-    if to is not ExportTo.iceberg:
-        raise UsageError("--to: iceberg is the one format")
-    if not catalog:
-        raise UsageError("--catalog: name the Iceberg catalog (a directory such as ./lake makes "
-                         "a local one)")
-    if not table:
-        raise UsageError("--table: name the Iceberg table, NAMESPACE.NAME")
-    if master and not spark:
-        raise UsageError("--master goes with --spark")
-    if spark:  # before anything is made (the catalog's directory and database)
-        from ..io.spark import spark_problem
-
-        problem = spark_problem()
-        if problem:
-            raise UsageError(problem)
+    catalog, table = _require_options(to, catalog, table, spark, master)
     opts = ExportOptions(catalog, table, incremental, tuple(partition or ()), warehouse,
                          truncate_timestamps)
     target = resolve(path, metastore=metastore, hive_version=hive_version,
@@ -147,6 +146,28 @@ def export_command(
         emit_json(doc)
         return
     emit(_text(plan, result, dry_run))
+
+
+def _require_options(to: ExportTo, catalog: str | None, table: str | None, spark: bool,
+                     master: str | None) -> tuple[str, str]:
+    """What export needs before anything is made (the catalog's directory and database): the
+    catalog and the table."""
+    if to is not ExportTo.iceberg:
+        raise UsageError("--to: iceberg is the one format")
+    if not catalog:
+        raise UsageError("--catalog: name the Iceberg catalog (a directory such as ./lake makes "
+                         "a local one)")
+    if not table:
+        raise UsageError("--table: name the Iceberg table, NAMESPACE.NAME")
+    if master and not spark:
+        raise UsageError("--master goes with --spark")
+    if spark:
+        from ..io.spark import spark_problem
+
+        problem = spark_problem()
+        if problem:
+            raise UsageError(problem)
+    return catalog, table
 
 
 def _text(plan, result, dry_run: bool) -> str:

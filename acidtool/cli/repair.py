@@ -36,45 +36,57 @@ def duration(text: str) -> float:
     return float(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]
 
 
+_PATH = typer.Argument(..., help="The table (or partition) directory: a local path, "
+                       "file://, webhdfs://, hdfs:// or an fsspec URL; with "
+                       "--metastore also db.table or db.table/k=v.")
+_HIVE_VERSION = typer.Option(
+    None, "--hive-version", help="Repair as this Hive reads: 2 (2.3), 3 or 4. Default: 4, "
+    "or the metastore's version.")
+_PARTITION = typer.Option(None, "--partition", help="Only this partition, "
+                          "k=v[/k2=v2].")
+_DO_APPLY = typer.Option(False, "--apply", help="Carry the plan out. Without it "
+                         "nothing is written (not even a lock).")
+_WRITE_ID = typer.Option(None, "--write-id", help="The write id (Hive 2.3: "
+                         "transaction id) for re-wrapping foreign files found "
+                         "in a table or partition root; it must be committed "
+                         "in the metastore. 'auto' (with --metastore): one "
+                         "the metastore allocates, in a transaction that "
+                         "commits with the repair.")
+_QUARANTINE = typer.Option(None, "--quarantine", help="Where what leaves "
+                           "the table goes, on the same filesystem. Default: "
+                           "PATH/.acidtool-quarantine (Hive ignores it).")
+_JOURNAL = typer.Option(None, "--journal", help="The journal file (local). "
+                        "Default: ~/.local/state/acidtool/journals/RUN.jsonl "
+                        "($ACIDTOOL_STATE_DIR or $XDG_STATE_HOME move it).")
+_MIN_AGE = typer.Option("1h", "--min-age", help="Leftovers (staging directories, "
+                        "flush-length files, obsolete directories) are quarantined "
+                        "only when unchanged this long: a running job's are young.")
+_SELECT = typer.Option(None, "--select", help="Only these rules (codes or "
+                       "prefixes). ACID021's quarantine, ACID022's "
+                       "recovery and ACID024's compaction run only when "
+                       "named here.")
+_JOBS = typer.Option(8, "--jobs", "-j", min=1, help="Files read at once (remote "
+                     "stores).")
+
+
 @app.command("repair")
 def repair_command(
-    path: str = typer.Argument(..., help="The table (or partition) directory: a local path, "
-                               "file://, webhdfs://, hdfs:// or an fsspec URL; with "
-                               "--metastore also db.table or db.table/k=v."),
-    hive_version: Optional[HiveVersion] = typer.Option(
-        None, "--hive-version", help="Repair as this Hive reads: 2 (2.3), 3 or 4. Default: 4, "
-        "or the metastore's version."),
+    path: str = _PATH,
+    hive_version: Optional[HiveVersion] = _HIVE_VERSION,
     metastore: Optional[str] = METASTORE,
     write_ids: Optional[str] = typer.Option(None, "--write-ids", help=WRITE_IDS_HELP),
     txns: Optional[str] = typer.Option(None, "--txns", help=TXNS_HELP),
     insert_only: bool = INSERT_ONLY,
-    partition: Optional[str] = typer.Option(None, "--partition", help="Only this partition, "
-                                            "k=v[/k2=v2]."),
-    do_apply: bool = typer.Option(False, "--apply", help="Carry the plan out. Without it "
-                                  "nothing is written (not even a lock)."),
-    write_id: Optional[str] = typer.Option(None, "--write-id", help="The write id (Hive 2.3: "
-                                           "transaction id) for re-wrapping foreign files found "
-                                           "in a table or partition root; it must be committed "
-                                           "in the metastore. 'auto' (with --metastore): one "
-                                           "the metastore allocates, in a transaction that "
-                                           "commits with the repair."),
-    quarantine: Optional[str] = typer.Option(None, "--quarantine", help="Where what leaves "
-                                             "the table goes, on the same filesystem. Default: "
-                                             "PATH/.acidtool-quarantine (Hive ignores it)."),
-    journal: Optional[str] = typer.Option(None, "--journal", help="The journal file (local). "
-                                          "Default: ~/.local/state/acidtool/journals/RUN.jsonl "
-                                          "($ACIDTOOL_STATE_DIR or $XDG_STATE_HOME move it)."),
-    min_age: str = typer.Option("1h", "--min-age", help="Leftovers (staging directories, "
-                                "flush-length files, obsolete directories) are quarantined "
-                                "only when unchanged this long: a running job's are young."),
-    select_: Optional[str] = typer.Option(None, "--select", help="Only these rules (codes or "
-                                          "prefixes). ACID021's quarantine, ACID022's "
-                                          "recovery and ACID024's compaction run only when "
-                                          "named here."),
+    partition: Optional[str] = _PARTITION,
+    do_apply: bool = _DO_APPLY,
+    write_id: Optional[str] = _WRITE_ID,
+    quarantine: Optional[str] = _QUARANTINE,
+    journal: Optional[str] = _JOURNAL,
+    min_age: str = _MIN_AGE,
+    select_: Optional[str] = _SELECT,
     ignore: Optional[str] = typer.Option(None, "--ignore", help="Skip these rules."),
     fmt: RepairFormat = typer.Option(RepairFormat.text, "--format", help="text or json."),
-    jobs: int = typer.Option(8, "--jobs", "-j", min=1, help="Files read at once (remote "
-                             "stores)."),
+    jobs: int = _JOBS,
 ) -> None:
     """Plan the repair of what `validate` finds, and with --apply carry it out.
 
@@ -111,19 +123,7 @@ def repair_command(
     snapshot_note(target.snapshot)
     path = target.url
     auto = write_id == "auto"
-    number: int | None
-    if auto and not metastore:
-        raise UsageError("--write-id auto needs --metastore: the metastore allocates the write "
-                         "id and commits it with the repair")
-    if auto:
-        from ..commands.repair_txn import provisional_write_id
-
-        number = provisional_write_id(target)
-        if not do_apply:
-            note(f"write id {number} is provisional: --apply allocates one in a metastore "
-                 "transaction")
-    else:
-        number = _write_id(write_id)
+    number = _number(write_id, target, metastore, do_apply)
     opts = RepairOptions(
         snapshot=target.snapshot, snapshot_given=target.snapshot_given, partition=partition,
         write_id=number, quarantine=quarantine, journal=journal, min_age=duration(min_age),
@@ -148,6 +148,24 @@ def repair_command(
     out.apply(result)
     if not result.ok:
         raise typer.Exit(1)
+
+
+def _number(write_id: str | None, target, metastore: str | None, do_apply: bool
+            ) -> int | None:
+    """The write id the repair's re-wraps take: given, or with --write-id auto one the
+    metastore will allocate (provisional in a plan)."""
+    if write_id != "auto":
+        return _write_id(write_id)
+    if not metastore:
+        raise UsageError("--write-id auto needs --metastore: the metastore allocates the write "
+                         "id and commits it with the repair")
+    from ..commands.repair_txn import provisional_write_id
+
+    number = provisional_write_id(target)
+    if not do_apply:
+        note(f"write id {number} is provisional: --apply allocates one in a metastore "
+             "transaction")
+    return number
 
 
 def _write_id(text: str | None) -> int | None:

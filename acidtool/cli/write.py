@@ -24,55 +24,73 @@ class SummaryFormat(str, enum.Enum):
     json = "json"
 
 
+_SOURCES = typer.Argument(..., help="Raw ORC files, directories of them, or globs "
+                          "(DataX, Spark df.write.orc, copy scripts...).")
+_TABLE = typer.Option(..., "--table", help="The table (or partition) directory; with "
+                      "--metastore also db.table or db.table/k=v.")
+_WRITE_ID = typer.Option(..., "--write-id", help="The write id (transaction id for Hive "
+                         "2) of the new delta, or 'auto': with --metastore the one the "
+                         "metastore allocates in a transaction that commits the delta, "
+                         "without it one above every write id present.")
+_PARTITION = typer.Option(None, "--partition", help="k=v[/k2=v2] below "
+                          "--table.")
+_HIVE_VERSION = typer.Option(
+    None, "--hive-version", help="3 and 4 write Hive 3's form; 2 writes Hive 2's (plain "
+    "bucket ids, no _orc_acid_version). Default: 4, or the metastore's version.")
+_INSERT_ONLY = typer.Option(False, "--insert-only", help="An insert-only (micro-"
+                            "managed) table: write plain ORC files named 000000_0.. "
+                            "(no ACID columns, no _orc_acid_version), as Hive 3/4 "
+                            "write one.")
+_BUCKETS = typer.Option(None, "--buckets", min=1, help="Bucketed table: the "
+                        "number of buckets.")
+_BUCKETING_VERSION = typer.Option(2, "--bucketing-version", min=1, max=2,
+                                  help="1: Hive 2's hash; 2: Hive 3's Murmur3.")
+_MAX_FILE_ROWS = typer.Option(10_000_000, "--max-file-rows", min=1,
+                              help="Unbucketed: rows per bucket file.")
+_SCHEMA = typer.Option(None, "--schema", help="The table's columns, e.g. "
+                       "'struct<id:int,name:string>'.")
+_BY_POSITION = typer.Option(False, "--by-position", help="Match source columns to "
+                            "--schema by position instead of by name.")
+_ALLOW_DUPLICATES = typer.Option(False, "--allow-duplicates", help="Convert sources "
+                                 "even when a delta of the table records them as "
+                                 "converted already (by content), or two sources "
+                                 "hold the same bytes.")
+_MOVE_SOURCES_TO = typer.Option(None, "--move-sources", help="After the "
+                                "commit, move the sources to DIR2 and write a "
+                                "manifest there.")
+_MASTER = typer.Option(None, "--master", help="Spark master (default "
+                       "local[*], or the active session's).")
+_VERBOSE = typer.Option(False, "--verbose", "-v", help="With --spark: show Spark's "
+                        "own log (WARN and up) on the console; without it, it goes "
+                        "to a file in the temporary directory.")
+_FMT = typer.Option(SummaryFormat.text, "--format",
+                    help="The summary as text or json.")
+
+
 @app.command("convert")
 def convert_command(
-    sources: List[str] = typer.Argument(..., help="Raw ORC files, directories of them, or globs "
-                                        "(DataX, Spark df.write.orc, copy scripts...)."),
-    table: str = typer.Option(..., "--table", help="The table (or partition) directory; with "
-                              "--metastore also db.table or db.table/k=v."),
-    write_id: str = typer.Option(..., "--write-id", help="The write id (transaction id for Hive "
-                                 "2) of the new delta, or 'auto': with --metastore the one the "
-                                 "metastore allocates in a transaction that commits the delta, "
-                                 "without it one above every write id present."),
-    partition: Optional[str] = typer.Option(None, "--partition", help="k=v[/k2=v2] below "
-                                            "--table."),
+    sources: List[str] = _SOURCES,
+    table: str = _TABLE,
+    write_id: str = _WRITE_ID,
+    partition: Optional[str] = _PARTITION,
     statement_id: int = typer.Option(0, "--statement-id", help="The delta's statement id."),
     compression: Compression = typer.Option(Compression.zlib, "--compression"),
-    hive_version: Optional[HiveVersion] = typer.Option(
-        None, "--hive-version", help="3 and 4 write Hive 3's form; 2 writes Hive 2's (plain "
-        "bucket ids, no _orc_acid_version). Default: 4, or the metastore's version."),
+    hive_version: Optional[HiveVersion] = _HIVE_VERSION,
     metastore: Optional[str] = METASTORE,
-    insert_only: bool = typer.Option(False, "--insert-only", help="An insert-only (micro-"
-                                     "managed) table: write plain ORC files named 000000_0.. "
-                                     "(no ACID columns, no _orc_acid_version), as Hive 3/4 "
-                                     "write one."),
-    buckets: Optional[int] = typer.Option(None, "--buckets", min=1, help="Bucketed table: the "
-                                          "number of buckets."),
+    insert_only: bool = _INSERT_ONLY,
+    buckets: Optional[int] = _BUCKETS,
     bucket_by: Optional[str] = typer.Option(None, "--bucket-by", help="Bucketing columns."),
-    bucketing_version: int = typer.Option(2, "--bucketing-version", min=1, max=2,
-                                          help="1: Hive 2's hash; 2: Hive 3's Murmur3."),
-    max_file_rows: int = typer.Option(10_000_000, "--max-file-rows", min=1,
-                                      help="Unbucketed: rows per bucket file."),
-    schema: Optional[str] = typer.Option(None, "--schema", help="The table's columns, e.g. "
-                                         "'struct<id:int,name:string>'."),
-    by_position: bool = typer.Option(False, "--by-position", help="Match source columns to "
-                                     "--schema by position instead of by name."),
+    bucketing_version: int = _BUCKETING_VERSION,
+    max_file_rows: int = _MAX_FILE_ROWS,
+    schema: Optional[str] = _SCHEMA,
+    by_position: bool = _BY_POSITION,
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan; write nothing."),
-    allow_duplicates: bool = typer.Option(False, "--allow-duplicates", help="Convert sources "
-                                          "even when a delta of the table records them as "
-                                          "converted already (by content), or two sources "
-                                          "hold the same bytes."),
-    move_sources_to: Optional[str] = typer.Option(None, "--move-sources", help="After the "
-                                                  "commit, move the sources to DIR2 and write a "
-                                                  "manifest there."),
+    allow_duplicates: bool = _ALLOW_DUPLICATES,
+    move_sources_to: Optional[str] = _MOVE_SOURCES_TO,
     spark: bool = typer.Option(False, "--spark", help="Run as a PySpark job."),
-    master: Optional[str] = typer.Option(None, "--master", help="Spark master (default "
-                                         "local[*], or the active session's)."),
-    verbose: bool = typer.Option(False, "--verbose", "-v", help="With --spark: show Spark's "
-                                 "own log (WARN and up) on the console; without it, it goes "
-                                 "to a file in the temporary directory."),
-    fmt: SummaryFormat = typer.Option(SummaryFormat.text, "--format",
-                                      help="The summary as text or json."),
+    master: Optional[str] = _MASTER,
+    verbose: bool = _VERBOSE,
+    fmt: SummaryFormat = _FMT,
 ) -> None:
     """Re-wrap raw ORC into a delta directory exactly as Hive writes an INSERT.
 

@@ -290,7 +290,15 @@ def _select(work: _Work, children: list[Child]) -> AcidState:
     if best is None and oldest is not None:
         if not version.history_error_needs_compacted_base or oldest_compacted:
             raise _not_enough_history(work, oldest)
+    return _finish(work, children, parsed, best, originals, original_dirs, working)
 
+
+def _finish(work: _Work, children: list[Child], parsed: dict[str, Base | Delta],
+            best: Base | None, originals: list[str], original_dirs: list[Child],
+            working: list[Delta]) -> AcidState:
+    """Steps 2 and 3 once the children are visited: the originals (read only without a base),
+    the deltas in order, and every child's status."""
+    version = work.version
     # Step 2: originals are only read when no base was chosen.
     original_files: list[str] = []
     if best is not None:

@@ -5,13 +5,13 @@
     df.write.format("hiveacid").mode("append").save("/warehouse/t")
 
 Planning runs in Spark's Python worker on the driver, with acidtool's own code; the rows are
-read and written by the executors. ``read.py`` plans reads and prunes partitions; ``write.py``
-stages each task's files and commits them on the driver through the commit protocol of every
-acidtool writer. The options are the CLI's flags in camel case (``options.py``). The source's
-classes are in ``source.py``, which imports pyspark: its names are handed out from here when
-first asked for (``from acidtool.hiveacid import HiveAcidSource``), so that importing
-``acidtool.table.readplan`` or ``.options`` (``export`` does, with or without Spark) needs no
-pyspark.
+read and written by the executors. The read plan, and the options (the CLI's flags in camel
+case), are the table layer's (``acidtool.table.readplan``, ``acidtool.table.options``: the
+export plans with them too, with or without Spark); ``write.py`` stages each task's files and
+``job.py`` commits them on the driver through the commit protocol of every acidtool writer;
+``stream.py`` does it per micro-batch. The source's classes are in ``source.py``, which imports
+pyspark: its names are handed out from here when first asked for (``from acidtool.hiveacid
+import HiveAcidSource``).
 """
 
 from __future__ import annotations
