@@ -186,21 +186,13 @@ def _require_bucket_ids(url: str, files: list[str], snap) -> None:
 
 
 def _require_kind(url: str, table, insert_only: bool) -> None:
-    """The table's kind from its files, before anything is written: bases and deltas of plain
-    files only are an insert-only table's (a full-ACID compaction of them would hand Hive the
-    six event columns as rows); ACID event files (``bucket_N``) are a full-ACID table's."""
-    from ..core.names import kind_from_files
+    """The table's kind from its files, before anything is written (``core.names``)."""
+    from ..core.names import kind_problem
 
-    kind = kind_from_files([p for part in table.partitions for p in part.listing.paths])
-    if kind == "insert_only" and not insert_only:
-        raise UsageError(f"{url}: its bases and deltas hold only plain files, not ACID events: "
-                         "an insert-only table's (give --insert-only; if it is a full-ACID "
-                         "table whose deltas all came from LOAD DATA, --metastore reads its "
-                         "kind); nothing was written")
-    if kind == "full" and insert_only:
-        raise UsageError(f"{url}: --insert-only, but its bases and deltas hold ACID event files "
-                         "(bucket_N): a full-ACID table's; drop --insert-only; nothing was "
-                         "written")
+    problem = kind_problem([p for part in table.partitions for p in part.listing.paths],
+                           insert_only)
+    if problem:
+        raise UsageError(f"{url}: {problem}; nothing was written")
 
 
 def _require_acid_file(url: str, rel: str, footer) -> None:

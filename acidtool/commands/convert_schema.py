@@ -121,20 +121,13 @@ def require_table_fit(table: Location, schema: pa.Schema, version: HiveVersion |
     write id's: the table's after any ALTER TABLE ... ADD COLUMNS), by type, and by name unless
     Hive 2.3 named them by position (``_col0``..)."""
     from ..core.facts import row_shape
-    from ..core.names import kind_from_files
+    from ..core.names import kind_problem
     from ..io.footers import read_footer
 
     paths = list_tree(table)
-    kind = None if kind_known else kind_from_files(paths)
-    if kind == "insert_only" and not insert_only:
-        raise UsageError(f"{table.url}: its bases and deltas hold only plain files: an "
-                         "insert-only table's, where Hive would read a full-ACID delta's six "
-                         "event columns as rows. Give --insert-only (or --metastore, which "
-                         "knows the table's kind); nothing was written")
-    if kind == "full" and insert_only:
-        raise UsageError(f"{table.url}: --insert-only, but its bases and deltas hold ACID event "
-                         "files (bucket_N): a full-ACID table's; drop --insert-only; nothing was "
-                         "written")
+    problem = None if kind_known else kind_problem(paths, insert_only)
+    if problem:
+        raise UsageError(f"{table.url}: {problem}; nothing was written")
     newest = _newest_data_file(paths, version)
     if newest is None:
         return

@@ -328,3 +328,19 @@ def kind_from_files(paths) -> str | None:
             return "full"
         plain = plain or is_original_name(name)
     return "insert_only" if plain else None
+
+
+def kind_problem(paths, insert_only: bool) -> str | None:
+    """What is wrong with ``insert_only`` (the flag a writer or reader was given) for a table
+    whose listing is ``paths``, or None: the table's kind from its files
+    (``kind_from_files``)."""
+    kind = kind_from_files(paths)
+    if kind == "insert_only" and not insert_only:
+        return ("its bases and deltas hold only plain files, an insert-only table's: give "
+                "--insert-only (Hive reads a full-ACID file's six event columns as rows of an "
+                "insert-only table; a full-ACID table whose deltas all came from LOAD DATA "
+                "looks so too: --metastore reads its kind)")
+    if kind == "full" and insert_only:
+        return ("--insert-only, but its bases and deltas hold ACID event files (bucket_N), a "
+                "full-ACID table's: drop --insert-only")
+    return None

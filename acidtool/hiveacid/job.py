@@ -102,16 +102,12 @@ def plan_write(o: WriteOptions, frame: pa.Schema, overwrite: bool) -> Job:
 
 
 def _require_kind(table: Location, insert_only: bool) -> None:
-    from ..core.names import kind_from_files
+    from ..core.names import kind_problem
 
-    kind = kind_from_files(list_tree(table))
-    if kind == "insert_only" and not insert_only:
-        raise UsageError(f"hiveacid: {table.url}: its bases and deltas hold only plain files, "
-                         "an insert-only table's: give insertOnly true (Hive would read a "
-                         "full-ACID delta's event columns as rows)")
-    if kind == "full" and insert_only:
-        raise UsageError(f"hiveacid: {table.url}: insertOnly, but its bases and deltas hold "
-                         "ACID event files (bucket_N): a full-ACID table's")
+    problem = kind_problem(list_tree(table), insert_only)
+    if problem:
+        raise UsageError(f"hiveacid: {table.url}: " + problem.replace("--insert-only",
+                                                                     "insertOnly"))
 
 
 def _in_transaction(job: Job, info) -> Job:

@@ -128,11 +128,11 @@ def _require_insert_only(state: TableState) -> None:
     """--insert-only refused where the files say full ACID: its ACID event files would be read
     as six columns of plain rows."""
     from ..core.errors import UsageError
-    from ..core.names import kind_from_files
+    from ..core.names import kind_problem
 
-    if kind_from_files([p for part in state.partitions for p in part.listing.paths]) == "full":
-        raise UsageError(f"{state.location.url}: --insert-only, but its bases and deltas hold "
-                         "ACID event files (bucket_N): a full-ACID table's; drop --insert-only")
+    problem = kind_problem([p for part in state.partitions for p in part.listing.paths], True)
+    if problem:
+        raise UsageError(f"{state.location.url}: {problem}")
 
 
 # What a row may cost in memory while it is read, filtered, converted and written: the
