@@ -30,8 +30,8 @@ def write_delta(df, table: str, *args, **options):
         summary = acidtool.write_delta(df, "hdfs://nn/warehouse/shop.db/orders", write_id=42,
                                        buckets=4, bucket_by=["id"], order_by=["id"])
 
-    See ``acidtool.commands.convert_spark.write_delta`` for the options.
+    See ``acidtool.commands.convert.spark.write_delta`` for the options.
     """
-    from .commands.convert_spark import write_delta as _write
+    from .commands.convert.spark import write_delta as _write
 
     return _write(df, table, *args, **options)

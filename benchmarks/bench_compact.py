@@ -87,7 +87,7 @@ def in_process(tmp: Path, root: Path, expected: int) -> None:
 
 def on_spark(tmp: Path, root: Path, files: list[str], expected: int) -> None:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    from acidtool.commands.compact import CompactOptions, compact
+    from acidtool.commands.compact.run import CompactOptions, compact
     from acidtool.io.spark import session
     from acidtool.table.target import resolve
 

@@ -22,7 +22,7 @@ import pyarrow.orc as paorc
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from acidtool.commands.convert import ConvertOptions, commit, plan, write_files  # noqa: E402
+from acidtool.commands.convert.delta import ConvertOptions, commit, plan, write_files  # noqa: E402
 
 
 def raw_table(n: int, seed: int) -> pa.Table:
@@ -67,7 +67,7 @@ def main() -> None:
               f"ORC write {plain:.2f} s: RATIO {inproc / plain:.2f}x")
         if args.skip_spark:
             return
-        from acidtool.commands.convert_spark import spark_writer
+        from acidtool.commands.convert.spark import spark_writer
         from acidtool.io.spark import session
 
         spark = session("local[2]")

@@ -21,9 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from acidtool.commands.repair import RepairOptions, plan_repair  # noqa: E402
-from acidtool.commands.repair_apply import _carry_out  # noqa: E402
-from acidtool.commands.validate import ValidateOptions, validate  # noqa: E402
+from acidtool.commands.repair.plan import RepairOptions, plan_repair  # noqa: E402
+from acidtool.commands.repair.apply import _carry_out  # noqa: E402
+from acidtool.commands.check.validate import ValidateOptions, validate  # noqa: E402
 from acidtool.io.journal import Journal  # noqa: E402
 from tests.helpers.layouts import acid, events  # noqa: E402
 

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench_ls import best_of, best_of_alternating  # noqa: E402
 
-from acidtool.commands.validate import ValidateOptions, validate  # noqa: E402
+from acidtool.commands.check.validate import ValidateOptions, validate  # noqa: E402
 from acidtool.core.bucket import encode_v1  # noqa: E402
 from acidtool.io.acidwrite import INSERT, Event, write_acid_file  # noqa: E402
 

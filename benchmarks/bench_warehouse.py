@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_validate import bucket_files  # noqa: E402
 
-from acidtool.commands.validate import ValidateOptions, validate  # noqa: E402
+from acidtool.commands.check.validate import ValidateOptions, validate  # noqa: E402
 
 DELTAS, BUCKETS, PARTITIONS_PER_TABLE = 10, 10, 10  # 100 files a partition
 

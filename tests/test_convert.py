@@ -181,13 +181,13 @@ def test_failure_while_committing_leaves_the_table_as_it_was(tmp_path, monkeypat
     src = raw(tmp_path / "s.orc", {"id": pa.array([1], pa.int32()), "name": ["a"]})
     table = build(tmp_path / "t", {**delta("delta_0000002_0000002_0000", acid(events(2)))})
     before = snapshot(table)
-    import acidtool.commands.convert
+    import acidtool.commands.convert.delta
 
     def boom(fs, src, dst):
         assert (tmp_path / "t").joinpath(src.split("/t/", 1)[1]).exists()  # staged, not yet moved
         raise OSError("disk full")
 
-    monkeypatch.setattr(acidtool.commands.convert, "_rename", boom)
+    monkeypatch.setattr(acidtool.commands.convert.delta, "_rename", boom)
     result = run("convert", src, "--table", table, "--write-id", "5")
     assert result.code != 0 and "disk full" in result.err
     assert snapshot(table) == before
@@ -258,7 +258,7 @@ def test_datax_scenario_end_to_end(tmp_path):
     ([], 10, []),
 ])
 def test_group_sources(rows, limit, expected):
-    from acidtool.commands.convert import group_sources
+    from acidtool.commands.convert.delta import group_sources
 
     assert [(g.sources, g.offsets, g.rows, g.first_bucket)
             for g in group_sources(rows, limit)] == expected

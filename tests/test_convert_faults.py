@@ -216,7 +216,7 @@ def test_two_sources_with_one_name_are_refused_before_writing(tmp_path):
 def test_a_failure_while_moving_says_the_delta_is_committed(tmp_path, monkeypatch, fail, at):
     """Each step after the commit, failing (an error, or Ctrl-C): the delta is committed and
     said to be, the manifest records exactly the moves made, a re-run converts nothing again."""
-    import acidtool.commands.convert_sources as C
+    import acidtool.commands.convert.sources as C
 
     src = _sources(tmp_path / "land")
     table = _table(tmp_path / "t")
@@ -255,7 +255,7 @@ def test_a_failure_while_moving_says_the_delta_is_committed(tmp_path, monkeypatc
 def test_an_interruption_right_after_the_commit_rename_is_told_as_committed(tmp_path,
                                                                            monkeypatch,
                                                                            signal_number):
-    import acidtool.commands.convert as C
+    import acidtool.commands.convert.delta as C
     from acidtool.core.errors import Terminated
 
     exc = KeyboardInterrupt if signal_number == signal.SIGINT else Terminated
@@ -288,7 +288,7 @@ def test_write_ids_are_java_longs(tmp_path):
 def test_a_convert_that_loses_the_race_for_its_write_id_says_so(tmp_path, monkeypatch):
     """Another writer commits the same write id between this convert's check and its rename:
     this one commits nothing, says who won, and leaves no staging directory."""
-    import acidtool.commands.convert as C
+    import acidtool.commands.convert.delta as C
 
     table = _table(tmp_path / "t")
     real = C._rename
@@ -315,7 +315,7 @@ def test_a_signal_whose_exception_python_dropped_still_stops_the_commit(tmp_path
     ("Exception ignored in: <function _get_module_lock.<locals>.cb>"): a SIGTERM or Ctrl-C
     arriving there was lost, convert went on to commit, and a traceback went to stderr. The
     handlers' record stops it before the rename, and no traceback is printed."""
-    import acidtool.commands.convert_run as convert  # where write_files is called
+    import acidtool.commands.convert.run as convert  # where write_files is called
     from acidtool.core import errors
 
     write_files = convert.write_files

@@ -18,7 +18,7 @@ import random
 import pyarrow.orc as paorc
 import pytest
 
-from acidtool.commands.validate import ValidateOptions, validate
+from acidtool.commands.check.validate import ValidateOptions, validate
 from acidtool.core.bucket import encode_v1
 from acidtool.io.acidwrite import INSERT, Event, write_acid_file
 

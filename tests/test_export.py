@@ -93,13 +93,13 @@ TYPES = [
 
 @pytest.mark.parametrize("hive,iceberg", TYPES, ids=[str(h) for h, _ in TYPES])
 def test_types_map_as_hives_iceberg_integration_maps_them(hive, iceberg):
-    from acidtool.commands.export_schema import iceberg_type
+    from acidtool.commands.export.schema import iceberg_type
 
     assert iceberg_type(hive, "c") == iceberg
 
 
 def test_a_union_has_no_iceberg_type():
-    from acidtool.commands.export_schema import iceberg_type
+    from acidtool.commands.export.schema import iceberg_type
 
     union = pa.dense_union([pa.field("0", pa.int32()), pa.field("1", pa.string())])
     with pytest.raises(UsageError, match=r"column row\.u: a Hive uniontype"):
@@ -400,7 +400,7 @@ def test_every_incremental_export_equals_read(tmp_path_factory, history):
 
 
 def test_a_commit_made_meanwhile_refuses_this_one_and_its_files_go(tmp_path):
-    from acidtool.commands.export import ExportOptions, plan_export, run_export
+    from acidtool.commands.export.run import ExportOptions, plan_export, run_export
     from acidtool.table.target import resolve
     from acidtool.io.iceberg import CommitConflict
 

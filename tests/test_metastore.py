@@ -144,7 +144,7 @@ def test_an_open_transaction_hides_its_delta_as_hive_would(metastore, table, tmp
 
 def test_a_failure_while_writing_aborts_the_transaction_and_leaves_the_table(
         metastore, table, tmp_path, monkeypatch):
-    import acidtool.commands.convert as convert_module
+    import acidtool.commands.convert.delta as convert_module
 
     name, location = table
 
@@ -283,9 +283,9 @@ def _fail(exc):
 FAULTS = [
     ("acidtool.io.metastore.Metastore.lock", MetastoreError("lock refused"), 2),
     ("acidtool.io.metastore.Metastore.allocate_write_id", MetastoreError("no write id"), 2),
-    ("acidtool.commands.convert.write_files", KeyboardInterrupt(), 130),
-    ("acidtool.commands.convert.write_files", "Terminated", 143),
-    ("acidtool.commands.convert._rename", OSError(5, "I/O error"), 2),
+    ("acidtool.commands.convert.delta.write_files", KeyboardInterrupt(), 130),
+    ("acidtool.commands.convert.delta.write_files", "Terminated", 143),
+    ("acidtool.commands.convert.delta._rename", OSError(5, "I/O error"), 2),
     ("acidtool.io.metastore.Metastore.add_partition", MetastoreError("no partition"), 2),
     ("acidtool.io.metastore.Metastore.commit_txn", MetastoreError("commit refused"), 2),
     ("acidtool.io.metastore.Metastore.commit_txn", KeyboardInterrupt(), 130),
@@ -404,7 +404,7 @@ def test_a_failed_repair_aborts_its_transaction(metastore, table, tmp_path, monk
     transaction aborted, and the foreign file where it was."""
     import os
 
-    import acidtool.commands.repair_apply as apply_module
+    import acidtool.commands.repair.apply as apply_module
 
     name, location = table
     raw_orc(tmp_path / "t" / "orders__datax", [5]).rename(f"{location}/orders__datax")

@@ -235,7 +235,7 @@ def test_a_table_given_twice_is_reported_once(tmp_path):
 def test_findings_outside_every_table_are_counted_and_shown():
     # (validate's findings all lie in the tables it names; should one not, the page says so)
     from acidtool.cli.report_html import report_html
-    from acidtool.commands.report import WarehouseReport
+    from acidtool.commands.check.report import WarehouseReport
     from acidtool.core.rules import Finding
     from acidtool.core.snapshot import make_snapshot
 

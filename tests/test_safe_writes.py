@@ -435,7 +435,7 @@ def test_undo_of_what_is_not_a_journal_is_a_usage_error(tmp_path, content, words
 
 
 def test_one_vanished_target_fails_its_own_quarantine_only(tmp_path, monkeypatch):
-    import acidtool.commands.repair_apply as A
+    import acidtool.commands.repair.apply as A
 
     layout = {**BASE, **{f".hive-staging_{i}/x": b"x" for i in range(5)}}
     root = build(tmp_path / "t", layout)
@@ -473,7 +473,7 @@ def test_an_apply_reads_each_footer_at_most_twice(tmp_path, monkeypatch):
     import collections
 
     import acidtool.table.facts as F
-    import acidtool.commands.repair as R
+    import acidtool.commands.repair.plan as R
 
     root = build(tmp_path / "t", {
         **BASE, "part-0000.orc": RAW,

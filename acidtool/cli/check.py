@@ -133,7 +133,7 @@ def validate_command(
     Exit status: 0 nothing at or above --fail-on; 1 findings; 2 bad option or unreadable PATH.
     Nothing is ever written.
     """
-    from ..commands.validate import ValidateOptions, validate
+    from ..commands.check.validate import ValidateOptions, validate
     from ..core.facts import Thresholds
     from ..table.target import resolve_many
 
@@ -157,7 +157,7 @@ def validate_command(
             raise UsageError(f"--schema: {exc}") from None
     report = validate(paths, opts, progress=sys.stderr.isatty())
     if output:
-        from ..commands.findings import write_dataset
+        from ..commands.check.findings import write_dataset
 
         note(f"findings written to {write_dataset(report, output)} (findings/, tables/)")
     _render(report, fmt, fail_on)

@@ -100,7 +100,7 @@ def compact_command(
     0 every partition due was compacted (or none was due), 1 one failed (rolled back) or Hive
     fails on a partition; 2 bad option, unreadable PATH or the table locked by another writer.
     """
-    from ..commands.compact import CompactOptions, compact, plan_compaction
+    from ..commands.compact.run import CompactOptions, compact, plan_compaction
     from ..table.target import resolve
 
     if major and minor:

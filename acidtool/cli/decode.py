@@ -19,7 +19,7 @@ def decode_bucket(
 
     Example: acidtool decode bucket 536870912 536936451
     """
-    from ..commands.decode import decode_buckets
+    from ..commands.inspect.decode import decode_buckets
     from .output import decoded_buckets_text
 
     rows = decode_buckets(values)
@@ -46,7 +46,7 @@ def decode_write_ids(
       acidtool decode write-ids 'db.t:100:4:4,7:5'
       acidtool decode write-ids --txns '150:121:99:121' --hive-version 2
     """
-    from ..commands.decode import decode_snapshot
+    from ..commands.inspect.decode import decode_snapshot
     from .output import decoded_snapshot_json, decoded_snapshot_text
 
     decoded = decode_snapshot(text, txns=txns, hive_version=hive_version)

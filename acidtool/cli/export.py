@@ -117,7 +117,7 @@ def export_command(
     table changed under the export (nothing committed), 2 bad option, unreadable PATH, or an
     Iceberg table that holds something else.
     """
-    from ..commands.export import ExportOptions, plan_export, run_export
+    from ..commands.export.run import ExportOptions, plan_export, run_export
     from ..io.progress import ticker
     from ..table.target import resolve
 
@@ -130,7 +130,7 @@ def export_command(
     plan, work = plan_export(target, opts, path, dry_run=dry_run)
     bar = None if fmt is ExportFormat.json else ticker("units")
     if spark:
-        from ..commands.export_spark import run_export_spark
+        from ..commands.export.spark import run_export_spark
 
         result = run_export_spark(plan, work, opts, master or "", dry_run, bar)
     else:

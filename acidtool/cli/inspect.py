@@ -185,7 +185,7 @@ def dump_command(
     Exit status: 0 all files dumped; 1 a file was not readable ORC (the others are still
     dumped) or Hive would fail to read the table; 2 bad option or missing path.
     """
-    from ..commands.dump import DumpOptions, dump
+    from ..commands.inspect.dump import DumpOptions, dump
     from ..table.target import resolve_many
 
     targets, target = resolve_many(targets, metastore=metastore, hive_version=hive_version,
@@ -229,7 +229,7 @@ def meta_command(
 
     Exit status: 0 ok; 1 a file was not readable ORC; 2 bad option or missing path.
     """
-    from ..commands.meta import meta, meta_json
+    from ..commands.inspect.meta import meta, meta_json
     from ..table.target import resolve_many
     from .output import meta_text
 

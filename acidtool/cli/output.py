@@ -311,7 +311,7 @@ def _stat_summary(stats: dict) -> str:
 
 
 def meta_text(m) -> str:
-    from ..commands.meta import meta_json
+    from ..commands.inspect.meta import meta_json
 
     doc = meta_json(m)
     lines = [display(m.path),

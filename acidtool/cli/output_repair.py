@@ -44,7 +44,7 @@ def plan_text(plan) -> str:
 
 
 def apply_json(result) -> dict:
-    from ..commands.repair import with_results
+    from ..commands.repair.plan import with_results
 
     doc = with_results(result.plan, result.results).as_dict()
     after = result.after
@@ -70,7 +70,7 @@ def apply_text(result) -> str:
                                                              if failed else "")
              + (" (an interrupted apply was finished)" if result.resumed else "")]
     if plan.actions:
-        from ..commands.repair import with_results
+        from ..commands.repair.plan import with_results
 
         lines += ["", _actions_table(with_results(plan, result.results).actions)]
     if after is not None and after.actions:

@@ -71,7 +71,7 @@ def compaction_plan_command(
     Exit status: 0 nothing due; 1 a compaction is due somewhere; 2 bad option or unreadable
     PATH. Nothing is ever written.
     """
-    from ..commands.compaction import compaction_plan
+    from ..commands.compact.plan import compaction_plan
     from ..core.compaction import Settings
     from ..table.target import resolve
 

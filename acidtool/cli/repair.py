@@ -109,8 +109,8 @@ def repair_command(
     planned, findings left for a person, or an action failed (and was rolled back); 2 bad
     option, unreadable PATH, or the table is locked by another repair.
     """
-    from ..commands.repair import RepairOptions, plan_repair
-    from ..commands.validate import select_codes
+    from ..commands.check.validate import select_codes
+    from ..commands.repair.plan import RepairOptions, plan_repair
     from ..table.target import resolve
     from .check import codes_of
     from .output_repair import output_for
@@ -134,11 +134,11 @@ def repair_command(
         if not plan.clean:
             raise typer.Exit(1)
         return
-    from ..commands.repair_apply import apply
+    from ..commands.repair.apply import apply
 
     progress = _progress() if sys.stderr.isatty() else None
     if auto:
-        from ..commands.repair_txn import apply_in_transaction
+        from ..commands.repair.txn import apply_in_transaction
 
         result = apply_in_transaction(path, opts, target, progress)
         if result.transaction is not None:
@@ -159,7 +159,7 @@ def _number(write_id: str | None, target, metastore: str | None, do_apply: bool
     if not metastore:
         raise UsageError("--write-id auto needs --metastore: the metastore allocates the write "
                          "id and commits it with the repair")
-    from ..commands.repair_txn import provisional_write_id
+    from ..commands.repair.txn import provisional_write_id
 
     number = provisional_write_id(target)
     if not do_apply:
@@ -206,7 +206,7 @@ def undo_command(
     Exit status: 0 restored; 1 something could not be restored (listed); 2 no such journal,
     or another repair or undo holds the table's lock.
     """
-    from ..commands.repair_apply import undo
+    from ..commands.repair.apply import undo
     from .output_repair import output_for
 
     result = undo(journal)

@@ -68,8 +68,8 @@ def report_command(
 
     Exit status: 0 written (whatever it found); 2 bad option or unreadable PATH.
     """
-    from ..commands.report import build_report
-    from ..commands.validate import ValidateOptions
+    from ..commands.check.report import build_report
+    from ..commands.check.validate import ValidateOptions
     from ..core.compaction import Settings
     from ..table.target import resolve_many
     from .output import count

@@ -162,7 +162,7 @@ def diff_command(
 
     Exit status: 0 ok; 1 Hive would refuse a snapshot; 2 bad option or unreadable path.
     """
-    from ..commands.diff import diff, write_diff
+    from ..commands.inspect.diff import diff, write_diff
     from ..io.progress import Progress
 
     bar = Progress(0, sys.stderr.isatty(), "buckets read")  # (drawn before any row is out)

@@ -56,7 +56,7 @@ def upgrade_check_command(
     Exit status: 0 ready; 1 something to do first (a major compaction, a partition the tool
     fails on, a file name to fix); 2 bad option or unreadable PATH. Nothing is ever written.
     """
-    from ..commands.upgrade import upgrade_check
+    from ..commands.check.upgrade import upgrade_check
     from ..core.versions import HiveVersion
     from ..table.target import resolve
 

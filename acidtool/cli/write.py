@@ -119,8 +119,8 @@ def convert_command(
     committed); 2 a problem found before writing (bad source, schema, write id, option), or the
     metastore unreachable or refusing.
     """
-    from ..commands.convert import ConvertOptions
-    from ..commands.convert_run import convert
+    from ..commands.convert.delta import ConvertOptions
+    from ..commands.convert.run import convert
     from .output import convert_plan_text, convert_summary_text
 
     opts = ConvertOptions(

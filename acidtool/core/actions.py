@@ -1,6 +1,6 @@
 """What ``acidtool repair`` plans: typed values, one class per kind of change (the plan's
 ``actions``), and what it leaves to a person (``Manual``). ``core/repair.py`` plans them;
-``commands/repair_apply.py`` turns each into steps. No IO.
+``commands/repair/apply.py`` turns each into steps. No IO.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Each repairable rule has a planner here (``PLANNERS``): given a finding and the 
 partition, it returns an ``Action`` (a change that is proven safe from those facts) or a
 ``Manual`` item (what a person has to decide, and why). The rule's own documentation says what
 its repair does (``Rule.repair``, shown by ``acidtool explain``). Nothing here reads or writes;
-``commands/repair.py`` gathers the facts and ``commands/repair_apply.py`` carries a plan out. The
+``commands/repair/plan.py`` gathers the facts and ``commands/repair/apply.py`` carries a plan out. The
 plan's values (one class per kind of action) are in ``actions.py``.
 
 Safety is decided here, from facts: an action never changes which rows a reader of a committed

@@ -24,7 +24,7 @@ from .write import TASKS, Job, Staged, new_staging
 def plan_write(o: WriteOptions, frame: pa.Schema, overwrite: bool) -> Job:
     """Every check that can be made before a row is written; with a metastore and write id
     ``auto``, the transaction is opened last (aborted again if anything here fails)."""
-    from ..commands.convert import parse_write_id
+    from ..commands.convert.delta import parse_write_id
 
     info: TableInfo | None = None
     partition = o.partition
@@ -66,7 +66,7 @@ def plan_write(o: WriteOptions, frame: pa.Schema, overwrite: bool) -> Job:
             info.bucketing_version
     kinds: tuple[str, ...] = ()
     if buckets:
-        from ..commands.convert import bucket_kind_of
+        from ..commands.convert.delta import bucket_kind_of
 
         by_name = {f.name.lower(): f for f in schema}
         missing = [c for c in bucket_by if c.lower() not in by_name]
@@ -111,7 +111,7 @@ def _require_kind(table: Location, insert_only: bool) -> None:
 
 
 def _in_transaction(job: Job, info) -> Job:
-    from ..commands.convert_txn import Transaction
+    from ..commands.convert.txn import Transaction
     from ..io.metastore import Metastore
 
     assert job.metastore is not None
@@ -367,7 +367,7 @@ def _commit_locked(job: Job, staged: dict[str, dict[str, tuple[int, int, str]]],
 def _clashes(target: Location, write_id: int, statement_id: int) -> list[str]:
     """The directories of ``target`` (a partition, perhaps not made yet) that already hold
     ``write_id``."""
-    from ..commands.convert import existing_deltas
+    from ..commands.convert.delta import existing_deltas
 
     return existing_deltas(target, write_id, statement_id) if kind_of(target) == "dir" else []
 

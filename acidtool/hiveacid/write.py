@@ -204,7 +204,7 @@ def _by_bucket(job: Job, rows: pa.Table, task: int) -> Iterator[tuple[int, pa.Ta
     if not job.buckets:
         yield task, rows
         return
-    from ..commands.convert import hive_buckets
+    from ..commands.convert.delta import hive_buckets
 
     ids = hive_buckets(rows, job.bucket_by, job.bucket_kinds, job.buckets,
                        job.bucketing_version)

@@ -13,22 +13,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from ..core.compaction import compactor_snapshot, original_bytes, statement
-from ..core.partitions import (
+from ...core.compaction import compactor_snapshot, original_bytes, statement
+from ...core.partitions import (
     PartitionListing,
     discover_tables,
     require_one_table,
     split_partitions,
 )
-from ..core.rules import Finding
-from ..core.snapshot import Snapshot
-from ..core.upgrade import STATS_KEY, FileStats, Readiness, parse_stats, readiness
-from ..core.versions import HiveVersion
-from ..io.footers import read_footer
-from ..io.fs import list_tree, resolve
-from ..table.ls import require_not_acid_dir, select_partitions
-from ..table.target import Target
-from .compaction import table_of
+from ...core.rules import Finding
+from ...core.snapshot import Snapshot
+from ...core.upgrade import STATS_KEY, FileStats, Readiness, parse_stats, readiness
+from ...core.versions import HiveVersion
+from ...io.footers import read_footer
+from ...io.fs import list_tree, resolve
+from ...table.ls import require_not_acid_dir, select_partitions
+from ...table.target import Target
+from ..compact.plan import table_of
 
 NAME_RULES = ("ACID001", "ACID002", "ACID004")
 
@@ -161,7 +161,7 @@ def _stats(loc, rel: str, size: int) -> FileStats:
 
 def _bad_names(url: str, to: HiveVersion) -> tuple[Finding, ...]:
     """validate's name rules under the target version, on one table."""
-    from ..core.snapshot import make_snapshot
+    from ...core.snapshot import make_snapshot
     from .validate import ValidateOptions, validate
 
     opts = ValidateOptions(level="names", snapshot=make_snapshot(to), select=NAME_RULES)

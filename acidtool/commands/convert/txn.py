@@ -21,10 +21,10 @@ import threading
 import time
 from dataclasses import dataclass, replace
 
-from ..core.catalog import MetastoreError, PartitionInfo, TableInfo, partition_values
-from ..core.names import Delta
-from ..core.versions import HiveVersion
-from ..io.fs import kind_of
+from ...core.catalog import MetastoreError, PartitionInfo, TableInfo, partition_values
+from ...core.names import Delta
+from ...core.versions import HiveVersion
+from ...io.fs import kind_of
 
 # Heartbeats: Hive's clients beat at half of hive.txn.timeout (300 s): a beat a minute is safe
 # against a timeout shortened to two minutes.
@@ -75,7 +75,7 @@ class Transaction:
         return self
 
     def _heartbeat(self) -> None:
-        from ..io.metastore import Metastore
+        from ...io.metastore import Metastore
 
         while not self._stop.wait(HEARTBEAT_SECONDS):
             try:
@@ -105,13 +105,13 @@ class Transaction:
 def convert_in_transaction(source_patterns, opts, info: TableInfo, url: str, *, dry_run: bool,
                            spark: bool, master: str | None, verbose: bool, progress):
     """Plan, then write and commit inside a metastore transaction (see the module's text)."""
-    from ..io.metastore import Metastore
-    from .convert import ConvertResult, commit, plan, write_files
+    from ...io.metastore import Metastore
+    from .delta import ConvertResult, commit, plan, write_files
 
     started = time.perf_counter()
     p = plan(source_patterns, opts)  # every check, with a provisional write id
     if spark:
-        from .convert_spark import spark_usable
+        from .spark import spark_usable
 
         spark_usable(p)
     if dry_run:
@@ -122,7 +122,7 @@ def convert_in_transaction(source_patterns, opts, info: TableInfo, url: str, *, 
         try:
             p = _at_write_id(p, txn.write_id)
             if spark:
-                from .convert_spark import spark_writer
+                from .spark import spark_writer
 
                 files = spark_writer(p, master, verbose)
             else:
@@ -177,7 +177,7 @@ def _partition(client, info: TableInfo, partition: str | None
 
 def _at_write_id(p, write_id: int):
     """The plan with the write id the metastore allocated (and its directory name)."""
-    from .convert import ConvertError
+    from .delta import ConvertError
 
     directory = str(Delta(write_id, write_id, p.options.statement_id))
     if kind_of(p.target.child(directory)) != "missing":
@@ -199,7 +199,7 @@ def _remove(p) -> None:
 def for_metastore(opts):
     """The options with what the metastore says of the table filled in: its location (and the
     partition's), Hive version, kind, bucketing and columns. Returns (options, TableInfo)."""
-    from ..table.target import resolve
+    from ...table.target import resolve
 
     target = resolve(opts.table, metastore=opts.metastore, hive_version=opts.hive_version,
                      insert_only=opts.insert_only, snapshot=False)
@@ -224,8 +224,8 @@ def _bucket_columns(info: TableInfo, schema: str | None) -> tuple[str, ...]:
     schema of Hive 2.3's positional names (_col0..) is the same columns."""
     if not schema:
         return info.bucket_cols
-    from ..core.errors import UsageError
-    from ..core.orctypes import TypeStringError, struct_fields
+    from ...core.errors import UsageError
+    from ...core.orctypes import TypeStringError, struct_fields
 
     try:
         given = [name for name, _ in struct_fields(schema)]

@@ -1,8 +1,8 @@
 """``acidtool convert``, run: the caller's choice of how a plan is written and committed.
 
-``convert.py`` plans, writes and commits a delta; ``convert_spark.py`` writes its bucket files
-on Spark's executors; ``convert_txn.py`` commits it inside a metastore transaction. Each of
-those imports ``convert.py``; this module, which picks among them, is the one that imports
+``delta.py`` plans, writes and commits a delta; ``spark.py`` writes its bucket files
+on Spark's executors; ``txn.py`` commits it inside a metastore transaction. Each of
+those imports ``delta.py``; this module, which picks among them, is the one that imports
 them all (no module imports back the one that imports it, at any depth).
 """
 
@@ -11,8 +11,8 @@ from __future__ import annotations
 import time
 from typing import Callable, Sequence
 
-from ..core.errors import AfterCommitError, Interrupted, OrcReadError
-from .convert import (
+from ...core.errors import AfterCommitError, Interrupted, OrcReadError
+from .delta import (
     ConvertOptions,
     ConvertResult,
     Plan,
@@ -23,7 +23,7 @@ from .convert import (
     what_failed,
     write_files,
 )
-from .convert_sources import move_sources
+from .sources import move_sources
 
 
 def convert(source_patterns: Sequence[str], opts: ConvertOptions, *, dry_run: bool = False,
@@ -35,7 +35,7 @@ def convert(source_patterns: Sequence[str], opts: ConvertOptions, *, dry_run: bo
     a metastore, ``--write-id auto`` writes inside a transaction of its (``convert_txn``)."""
     started = time.perf_counter()
     if opts.metastore:
-        from .convert_txn import convert_in_transaction, for_metastore
+        from .txn import convert_in_transaction, for_metastore
 
         metastore = opts.metastore
         opts, info = for_metastore(opts)
@@ -49,7 +49,7 @@ def convert(source_patterns: Sequence[str], opts: ConvertOptions, *, dry_run: bo
             return result
     p = plan(source_patterns, opts)
     if spark:
-        from .convert_spark import spark_usable
+        from .spark import spark_usable
 
         spark_usable(p)
     if dry_run:
@@ -57,7 +57,7 @@ def convert(source_patterns: Sequence[str], opts: ConvertOptions, *, dry_run: bo
 
     def write() -> Summary:
         if spark:
-            from .convert_spark import spark_writer
+            from .spark import spark_writer
 
             files = spark_writer(p, master, verbose)
         else:

@@ -17,18 +17,18 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
-from .._gc import paused_gc
-from ..core.errors import PathError
-from ..core.facts import Context, TableFacts
-from ..core.names import is_hidden
-from ..core.partitions import (
+from ..._gc import paused_gc
+from ...core.errors import PathError
+from ...core.facts import Context, TableFacts
+from ...core.names import is_hidden
+from ...core.partitions import (
     PartitionListing,
     discover_tables,
     is_partition_component,
     require_one_table,
     split_partitions,
 )
-from ..core.rules import (
+from ...core.rules import (
     SEVERITIES,
     Finding,
     add_gathered,
@@ -37,23 +37,23 @@ from ..core.rules import (
     run_rules,
     stray_values,
 )
-from ..io.fs import (
+from ...io.fs import (
     Location,
     kind_of,
     list_tree,
     require_dir,
     resolve,
 )
-from ..io.progress import Progress
-from ..table import facts
-from ..table.facts import (
+from ...io.progress import Progress
+from ...table import facts
+from ...table.facts import (
     Pending,
     ValidateOptions,
     plan_all,
     read_all,
     select_codes,
 )
-from ..table.ls import listed_partition, require_not_acid_dir, tree_partitions
+from ...table.ls import listed_partition, require_not_acid_dir, tree_partitions
 
 __all__ = ["Report", "ValidateOptions", "select_codes", "validate"]
 
@@ -84,7 +84,7 @@ def validate(paths: Sequence[str], opts: ValidateOptions, *, progress: bool = Fa
                   opts.thresholds, opts.table_name, opts.snapshot.insert_only)
     codes = opts.codes()
     if opts.level == "rows":  # imported once here, not once in every process it forks
-        from ..table import rowscan  # noqa: F401
+        from ...table import rowscan  # noqa: F401
     with ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
         for path in paths:
             loc = resolve(path)
@@ -306,7 +306,7 @@ def _in_processes(units: list, work: Callable[[list], _Checked], processes: int,
         bar.tick(len(chunk))
 
     if spark is not None:
-        from ..io.spark_jobs import spark_map
+        from ...io.spark_jobs import spark_map
 
         tick = bar.tick
         setattr(bar, "tick", lambda n: None)  # noqa: B010 - told as the executors' tasks finish

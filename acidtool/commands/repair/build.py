@@ -11,10 +11,10 @@ import re
 import pyarrow as pa
 import pyarrow.orc as paorc
 
-from ..core.errors import AcidToolError, ExitStatus
-from ..core.names import ACID_VERSION_FILE
-from ..core.orcproto import parse_postscript
-from ..core.repair import (
+from ...core.errors import AcidToolError, ExitStatus
+from ...core.names import ACID_VERSION_FILE
+from ...core.orcproto import parse_postscript
+from ...core.repair import (
     Action,
     RebuildKeyIndex,
     RecoverStreaming,
@@ -22,14 +22,14 @@ from ..core.repair import (
     SortEvents,
     WriteMarker,
 )
-from ..core.versions import HiveVersion
-from ..io.footers import footer_through_pyarrow
-from ..io.fs import Location, read_bytes
-from ..io.orcpatch import replace_user_metadata
-from .convert import ConvertOptions, write_files
-from .convert import Plan as ConvertPlan
-from .convert import plan as convert_plan
-from .convert_sources import SOURCES_FILE, record
+from ...core.versions import HiveVersion
+from ...io.footers import footer_through_pyarrow
+from ...io.fs import Location, read_bytes
+from ...io.orcpatch import replace_user_metadata
+from ..convert.delta import ConvertOptions, write_files
+from ..convert.delta import Plan as ConvertPlan
+from ..convert.delta import plan as convert_plan
+from ..convert.sources import SOURCES_FILE, record
 
 SORT_KEYS = [("originalTransaction", "ascending"), ("bucket", "ascending"),
              ("rowId", "ascending")]
@@ -97,7 +97,7 @@ def rewrap_plan(action: Rewrap, root: Location, hive_version: HiveVersion,
 
 
 def _field_names(struct: str) -> list[str]:
-    from ..core.orctypes import struct_fields
+    from ...core.orctypes import struct_fields
 
     return [n for n, _ in struct_fields(struct)]
 

@@ -33,18 +33,18 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..core.errors import UsageError
-from ..core.javanum import LONG_MAX
-from ..core.names import Delta
-from ..core.snapshot import ValidTxnList
-from ..core.version import __version__
-from ..io import iceberg
-from ..table.read import partition_values, valid_mask
-from ..table.target import Target
-from .export_schema import EVENT, FILE_KEY, ROW_ID, conform, rows_schema
+from ...core.errors import UsageError
+from ...core.javanum import LONG_MAX
+from ...core.names import Delta
+from ...core.snapshot import ValidTxnList
+from ...core.version import __version__
+from ...io import iceberg
+from ...table.read import partition_values, valid_mask
+from ...table.target import Target
+from .schema import EVENT, FILE_KEY, ROW_ID, conform, rows_schema
 
 if TYPE_CHECKING:
-    from ..table.readplan import ReadPlan
+    from ...table.readplan import ReadPlan
 
 # What the rows of one partition may hold in memory before they are written as a data file.
 FLUSH_BYTES = 128 << 20
@@ -157,8 +157,8 @@ class ExportWork:
 def plan_export(target: Target, opts: ExportOptions, given: str = "", *,
                 dry_run: bool = False) -> tuple[ExportPlan, ExportWork]:
     """List the Hive table, name the snapshot, look at the Iceberg table: the plan."""
-    from ..table.options import ReadOptions
-    from ..table.readplan import plan_read
+    from ...table.options import ReadOptions
+    from ...table.readplan import plan_read
 
     spec = iceberg.catalog_spec(opts.catalog, opts.warehouse)
     ident = iceberg.identifier(opts.table)
@@ -420,7 +420,7 @@ def run_group(writer: iceberg.FileWriter, job: Job, units: list, tasks: list | N
 
 def _unit_rows(unit, job: Job) -> Iterator[pa.Table]:
     """One unit's rows as the export writes them (partition columns typed)."""
-    from ..table.readplan import unit_batches
+    from ...table.readplan import unit_batches
 
     read_schema = job.read_schema
     if unit.reader.with_event:

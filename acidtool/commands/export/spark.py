@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import functools
 
-from .export import Counts, ExportOptions, ExportPlan, ExportResult, ExportWork, Job, run_group
+from .run import Counts, ExportOptions, ExportPlan, ExportResult, ExportWork, Job, run_group
 
 
 def run_export_spark(plan: ExportPlan, work: ExportWork, opts: ExportOptions, master: str,
                      dry_run: bool, progress=None) -> ExportResult | None:
-    from ..io.spark_jobs import spark_map
-    from .export import run_export
+    from ...io.spark_jobs import spark_map
+    from .run import run_export
 
     if dry_run:
         return None
@@ -52,8 +52,8 @@ def run_export_spark(plan: ExportPlan, work: ExportWork, opts: ExportOptions, ma
 def export_share(job: Job, share: list) -> list[tuple[list, list, Counts, BaseException | None]]:
     """On an executor: each group of the share written; its files, or its error (the files
     a failed group wrote are removed here, those of the others go back to the driver)."""
-    from ..core.errors import AcidToolError
-    from ..io.iceberg import FileWriter
+    from ...core.errors import AcidToolError
+    from ...io.iceberg import FileWriter
 
     out: list[tuple[list, list, Counts, BaseException | None]] = []
     for units, tasks in share:

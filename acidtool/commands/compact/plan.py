@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Sequence
 
-from ..core.compaction import (
+from ...core.compaction import (
     Decision,
     Settings,
     compactor_snapshot,
@@ -19,11 +19,11 @@ from ..core.compaction import (
     statement,
     table_name_of,
 )
-from ..core.partitions import discover_tables, require_one_table, split_partitions
-from ..core.snapshot import Snapshot
-from ..io.fs import list_tree, resolve
-from ..table.ls import listed_partition, require_not_acid_dir, select_partitions, tree_partitions
-from ..table.target import Target
+from ...core.partitions import discover_tables, require_one_table, split_partitions
+from ...core.snapshot import Snapshot
+from ...io.fs import list_tree, resolve
+from ...table.ls import listed_partition, require_not_acid_dir, select_partitions, tree_partitions
+from ...table.target import Target
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,7 @@ def compaction_plan(paths: Sequence[str], target: Target, settings: Settings, *,
             if progress:
                 progress(min(start + 64, len(jobs)), len(jobs))
     else:
-        from ..io.spark_jobs import spark_map
+        from ...io.spark_jobs import spark_map
 
         rows = [row for _, done in spark_map(_judge, jobs, spark or None, most=64)
                 for row in done]
@@ -119,8 +119,8 @@ def table_of(url: str, target: Target, table: str | None, metastore: str | None,
     if table:
         return table, "--table", target.snapshot, None
     if metastore:  # each table of a tree by its location
-        from ..core.catalog import MetastoreError
-        from ..table.target import resolve as resolve_target
+        from ...core.catalog import MetastoreError
+        from ...table.target import resolve as resolve_target
 
         try:
             found = resolve_target(url, metastore=metastore,

@@ -3,7 +3,7 @@
 The facts are validate's, at ``--level rows`` (sorting and key indexes need the event columns),
 gathered the same way; a few more are read for the planners: the footers of root files that
 validate does not read (a base exists), and how long ago each leftover changed (``--min-age``).
-``repair_apply.py`` carries a plan out.
+``apply.py`` carries a plan out.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
-from ..core.errors import OrcReadError, UsageError
-from ..core.facts import Context, PartitionFacts, TableFacts
-from ..core.guards import (
+from ...core.errors import OrcReadError, UsageError
+from ...core.facts import Context, PartitionFacts, TableFacts
+from ...core.guards import (
     LOCK_FILE,
     covering,
     inside,
@@ -24,9 +24,9 @@ from ..core.guards import (
     table_root,
     write_id_range_problem,
 )
-from ..core.names import FLUSH_LENGTH_SUFFIX
-from ..core.partitions import require_one_table, split_partitions
-from ..core.repair import (
+from ...core.names import FLUSH_LENGTH_SUFFIX
+from ...core.partitions import require_one_table, split_partitions
+from ...core.repair import (
     OPT_IN,
     QUARANTINE_DIR,
     Action,
@@ -37,15 +37,15 @@ from ..core.repair import (
     relative,
     within,
 )
-from ..core.rules import REGISTRY, run_rules
-from ..core.rules.index import top_fields
-from ..core.snapshot import Snapshot, make_snapshot
-from ..io.footers import read_footer_and_bytes
-from ..io.fs import Location, kind_of, list_tree, require_dir, resolve
-from ..io.journal import newest_change, state_dir
-from ..table.facts import ValidateOptions, plan_all, read_all, select_codes
-from ..table.ls import require_not_acid_dir
-from .convert_sources import committed_sources, fingerprint
+from ...core.rules import REGISTRY, run_rules
+from ...core.rules.index import top_fields
+from ...core.snapshot import Snapshot, make_snapshot
+from ...io.footers import read_footer_and_bytes
+from ...io.fs import Location, kind_of, list_tree, require_dir, resolve
+from ...io.journal import newest_change, state_dir
+from ...table.facts import ValidateOptions, plan_all, read_all, select_codes
+from ...table.ls import require_not_acid_dir
+from ..convert.sources import committed_sources, fingerprint
 
 # the rules whose repairs wait until a leftover is unchanged for --min-age (Rule.waits_for_age)
 AGE_CODES = tuple(code for code, r in REGISTRY.items() if r.waits_for_age)
@@ -201,7 +201,7 @@ def _fitting(actions: list[Action], root: Location, hive_version, row_type: str 
     """The actions, less the re-wraps whose source convert would refuse (columns that do not
     fit the table's row type, say): those go to a person with convert's reason, rather than
     fail at apply and be planned again on every run."""
-    from .repair_build import rewrap_plan
+    from .build import rewrap_plan
 
     kept: list[Action] = []
     refused: list[Manual] = []

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from ..core.errors import AcidToolError, UsageError
-from ..core.listing import PathInfo
-from ..core.names import FLUSH_LENGTH_SUFFIX, Base, parse_dir_name
-from ..core.orctypes import TypeStringError, struct_fields
-from ..core.versions import HiveVersion
-from ..io.arrowtypes import orc_type_to_arrow
-from ..io.fs import Location, list_tree
+from ...core.errors import AcidToolError, UsageError
+from ...core.listing import PathInfo
+from ...core.names import FLUSH_LENGTH_SUFFIX, Base, parse_dir_name
+from ...core.orctypes import TypeStringError, struct_fields
+from ...core.versions import HiveVersion
+from ...io.arrowtypes import orc_type_to_arrow
+from ...io.fs import Location, list_tree
 
 # Casts that never lose information (Hive's own schema evolution allows these too).
 _WIDER = {
@@ -120,9 +120,9 @@ def require_table_fit(table: Location, schema: pa.Schema, version: HiveVersion |
     files only an insert-only table's. Its columns: those of its newest data file (the highest
     write id's: the table's after any ALTER TABLE ... ADD COLUMNS), by type, and by name unless
     Hive 2.3 named them by position (``_col0``..)."""
-    from ..core.facts import row_shape
-    from ..core.names import kind_problem
-    from ..io.footers import read_footer
+    from ...core.facts import row_shape
+    from ...core.names import kind_problem
+    from ...io.footers import read_footer
 
     paths = list_tree(table)
     problem = None if kind_known else kind_problem(paths, insert_only)

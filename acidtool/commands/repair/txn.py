@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..core.catalog import MetastoreError
-from ..core.repair import Rewrap
-from ..table.target import Target
-from .convert_txn import Transaction
+from ...core.catalog import MetastoreError
+from ...core.repair import Rewrap
+from ...table.target import Target
+from ..convert.txn import Transaction
 
 
 def provisional_write_id(target: Target) -> int:
@@ -29,8 +29,8 @@ def provisional_write_id(target: Target) -> int:
 
 def apply_in_transaction(path: str, opts, target: Target, progress=None):
     """``apply`` with the write id of a metastore transaction (see the module's text)."""
-    from ..io.metastore import Metastore
-    from .repair_apply import apply
+    from ...io.metastore import Metastore
+    from .apply import apply
 
     if target.table is None or target.metastore is None:
         raise MetastoreError("--write-id auto needs the table the metastore knows: name it as "
@@ -53,8 +53,8 @@ def apply_in_transaction(path: str, opts, target: Target, progress=None):
     if txn.committed and result.after is not None:
         # planned again at the snapshot that sees the transaction: the re-wrapped delta is
         # above the one taken before it
-        from ..table.target import resolve
-        from .repair import plan_repair
+        from ...table.target import resolve
+        from .plan import plan_repair
 
         now = resolve(path, metastore=target.metastore,
                       insert_only=target.snapshot.insert_only,

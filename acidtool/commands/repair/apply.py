@@ -22,16 +22,16 @@ import posixpath
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
-from ..core.errors import (
+from ...core.errors import (
     AcidToolError,
     ExitStatus,
     Interrupted,
     Terminated,
     raise_if_terminated,
 )
-from ..core.guards import inside
-from ..core.names import ACIDTOOL_STAGING_PREFIX
-from ..core.repair import (
+from ...core.guards import inside
+from ...core.names import ACIDTOOL_STAGING_PREFIX
+from ...core.repair import (
     Action,
     Compact,
     Quarantine,
@@ -40,7 +40,7 @@ from ..core.repair import (
     Rewrap,
     WriteMarker,
 )
-from ..io.commit import (
+from ...io.commit import (
     LOCK_FILE,
     LockedError,
     TableLock,
@@ -49,8 +49,8 @@ from ..io.commit import (
     shielded,
     table_of,
 )
-from ..io.fs import Location, resolve
-from ..io.journal import (
+from ...io.fs import Location, resolve
+from ...io.journal import (
     JOURNAL_VERSION,
     Journal,
     JournalWriteError,
@@ -66,7 +66,7 @@ from ..io.journal import (
     read_journal,
     step_of,
 )
-from .recovery import (
+from ..recovery import (
     finish_interrupted,
     journal_unfinished,
     remove_empty_scratch,
@@ -75,8 +75,8 @@ from .recovery import (
     step_records,
     undo_unfinished,
 )
-from .repair import Plan, RepairOptions, plan_repair
-from .repair_build import new_files, rewritten
+from .build import new_files, rewritten
+from .plan import Plan, RepairOptions, plan_repair
 
 STAGING = ".staging"
 BATCH = 256  # single-rename actions journaled in one record (one fsync)
@@ -364,7 +364,7 @@ def _carry_out(plan: Plan, journal: Journal, progress, results: dict) -> None:
 def _compact(action: Compact, plan: Plan, journal: Journal, results: dict) -> None:
     """A compaction (ACID024) by ``acidtool compact``'s writer, in this run's journal: its
     staging directory and the renames of what it wrote are this action's steps."""
-    from .compact import compact_partition
+    from ..compact.run import compact_partition
 
     url = plan.root.url if action.target in ("", ".") else plan.root.child(action.target).url
     assert plan.snapshot is not None

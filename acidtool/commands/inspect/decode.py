@@ -5,15 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from ..core.bucket import BucketCodecError, decode
-from ..core.errors import UsageError
-from ..core.snapshot import (
+from ...core.bucket import BucketCodecError, decode
+from ...core.errors import UsageError
+from ...core.snapshot import (
     SnapshotParseError,
     ValidTxnList,
     ValidWriteIdList,
     parse_txn_write_ids,
 )
-from ..core.versions import HiveVersion
+from ...core.versions import HiveVersion
 
 
 def decode_buckets(values: Sequence[str]) -> list[dict]:

@@ -17,15 +17,15 @@ from typing import BinaryIO, Callable, Iterator, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..core.errors import OrcReadError, PathError, UsageError
-from ..core.javafmt import gson_string
-from ..core.names import FileName, is_hidden, parse_dir_name
-from ..core.raw import RawRead, bucket_property, dir_is_raw, file_in_dir, numbered, raw_read
-from ..core.select import AcidState
-from ..core.snapshot import Snapshot, make_snapshot
-from ..core.versions import HiveVersion
-from ..io.fs import Location, kind_of, list_tree, resolve
-from ..io.jsonl import (
+from ...core.errors import OrcReadError, PathError, UsageError
+from ...core.javafmt import gson_string
+from ...core.names import FileName, is_hidden, parse_dir_name
+from ...core.raw import RawRead, bucket_property, dir_is_raw, file_in_dir, numbered, raw_read
+from ...core.select import AcidState
+from ...core.snapshot import Snapshot, make_snapshot
+from ...core.versions import HiveVersion
+from ...io.fs import Location, kind_of, list_tree, resolve
+from ...io.jsonl import (
     FileContext,
     Literal,
     format_parts,
@@ -33,8 +33,8 @@ from ..io.jsonl import (
     lines_buffer,
     object_text,
 )
-from ..io.orc import OrcSource, TimestampRangeError, open_orc, scan_batches
-from ..table.ls import inspect_table
+from ...io.orc import OrcSource, TimestampRangeError, open_orc, scan_batches
+from ...table.ls import inspect_table
 
 CHUNK_ROWS = 65_536
 OPERATIONS = {"insert": 0, "update": 1, "delete": 2}
@@ -260,7 +260,7 @@ def _stripe_via_pyorc(src: OrcSource, index: int) -> pa.RecordBatch:
     """Timestamps outside 1677-2262 do not fit Arrow's nanoseconds: read the stripe with pyorc,
     with timestamps turned into their Java spelling (which then prints as a JSON string, as
     orc-tools prints a timestamp)."""
-    from ..io.orc_fallback import read_stripe_java_timestamps
+    from ...io.orc_fallback import read_stripe_java_timestamps
 
     return read_stripe_java_timestamps(src, index)
 

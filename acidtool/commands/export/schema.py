@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from ..core.errors import UsageError
+from ...core.errors import UsageError
 
 ROW_ID = "_hive_row_id"  # Hive's ROW__ID (writeid, bucketid, rowid)
 FILE_KEY = "_hive_file"  # an insert-only table's data file, relative to the table

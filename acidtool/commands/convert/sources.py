@@ -25,9 +25,9 @@ import time
 from dataclasses import dataclass
 from typing import Sequence
 
-from ..core.errors import UsageError
-from ..core.names import is_hidden, parse_dir_name
-from ..io.fs import Location, kind_of, list_tree, move, open_input_file, read_bytes, resolve
+from ...core.errors import UsageError
+from ...core.names import is_hidden, parse_dir_name
+from ...io.fs import Location, kind_of, list_tree, move, open_input_file, read_bytes, resolve
 
 SOURCES_FILE = "_acidtool_sources"
 _PART = 1 << 20  # a MiB from each end of a large source

@@ -23,7 +23,7 @@ from typing import Callable, Iterator, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..core.errors import (
+from ...core.errors import (
     AcidToolError,
     AfterCommitError,
     ExitStatus,
@@ -33,9 +33,9 @@ from ..core.errors import (
     UsageError,
     raise_if_terminated,
 )
-from ..core.hashing import bucket_number
-from ..core.javanum import LONG_MAX
-from ..core.names import (
+from ...core.hashing import bucket_number
+from ...core.javanum import LONG_MAX
+from ...core.names import (
     ACID_VERSION_FILE,
     ACIDTOOL_STAGING_PREFIX,
     Base,
@@ -43,21 +43,21 @@ from ..core.names import (
     is_hidden,
     parse_dir_name,
 )
-from ..core.versions import HiveVersion
-from ..io.arrowtypes import ORC_TO_ARROW
-from ..io.commit import TableLock, require_inside, shielded, table_of
-from ..io.deltawriter import BucketWriter, BucketWriters, FileFormat
-from ..io.fs import (
+from ...core.versions import HiveVersion
+from ...io.arrowtypes import ORC_TO_ARROW
+from ...io.commit import TableLock, require_inside, shielded, table_of
+from ...io.deltawriter import BucketWriter, BucketWriters, FileFormat
+from ...io.fs import (
     Location,
     is_utf8,
     kind_of,
     list_tree,
     resolve,
 )
-from ..io.journal import fault_point
-from ..io.orc import fragment_batches, is_acid_schema, open_orc, orc_fragment
-from .convert_schema import map_schema, require_table_fit
-from .convert_sources import (
+from ...io.journal import fault_point
+from ...io.orc import fragment_batches, is_acid_schema, open_orc, orc_fragment
+from .schema import map_schema, require_table_fit
+from .sources import (
     SOURCES_FILE,
     Fingerprint,
     Group,

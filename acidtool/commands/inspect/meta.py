@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from ..core.bucket import BucketCodecError, decode
-from ..core.errors import OrcReadError
-from ..core.snapshot import make_snapshot
-from ..io.orc import OrcSource, is_acid_schema, open_orc
+from ...core.bucket import BucketCodecError, decode
+from ...core.errors import OrcReadError
+from ...core.snapshot import make_snapshot
+from ...io.orc import OrcSource, is_acid_schema, open_orc
 
 
 @dataclass(frozen=True)

@@ -19,14 +19,14 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Container, Iterable, Iterator, Sequence
 
-from ..core.compaction import Decision, Settings, decide, table_name_of
-from ..core.raw import read_failure
-from ..core.rules import SEVERITIES, Finding
-from ..core.snapshot import Snapshot
-from ..core.versions import HiveVersion
-from ..io.fs import resolve
-from ..table.facts import Pending, ValidateOptions
-from ..table.ls import PartitionState
+from ...core.compaction import Decision, Settings, decide, table_name_of
+from ...core.raw import read_failure
+from ...core.rules import SEVERITIES, Finding
+from ...core.snapshot import Snapshot
+from ...core.versions import HiveVersion
+from ...io.fs import resolve
+from ...table.facts import Pending, ValidateOptions
+from ...table.ls import PartitionState
 from .validate import validate
 
 # What draws a partition (a module-level function: it is pickled to other processes)

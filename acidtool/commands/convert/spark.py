@@ -28,11 +28,11 @@ from typing import Iterator, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..core.hashing import bucket_number
-from ..io.deltawriter import BucketWriter, BucketWriters
-from ..io.fs import Location, resolve
-from ..io.spark import session, spark_problem
-from .convert import (
+from ...core.hashing import bucket_number
+from ...io.deltawriter import BucketWriter, BucketWriters
+from ...io.fs import Location, resolve
+from ...io.spark import session, spark_problem
+from .delta import (
     ConvertOptions,
     GroupWriter,
     Plan,
@@ -266,9 +266,9 @@ def write_delta(df, table: str, write_id: int, *, schema: str | None = None,
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    from ..core.names import Delta
-    from ..core.versions import HiveVersion
-    from .convert import Source, bucket_kind_of, commit, existing_deltas
+    from ...core.names import Delta
+    from ...core.versions import HiveVersion
+    from .delta import Source, bucket_kind_of, commit, existing_deltas
 
     opts = ConvertOptions(table=table, write_id=str(write_id), statement_id=statement_id,
                           buckets=buckets, bucket_by=tuple(bucket_by),
@@ -303,7 +303,7 @@ def write_delta(df, table: str, write_id: int, *, schema: str | None = None,
 
 def _arrow_of(t) -> pa.DataType:
     name = t.simpleString()
-    from ..io.arrowtypes import orc_type_to_arrow
+    from ...io.arrowtypes import orc_type_to_arrow
 
     return orc_type_to_arrow(name.replace("integer", "int").replace("long", "bigint")
                              .replace("byte", "tinyint").replace("short", "smallint"))
@@ -312,7 +312,7 @@ def _arrow_of(t) -> pa.DataType:
 def spark_usable(p) -> None:
     """Refuse a Spark convert that cannot run (no pyspark, a table Spark's workers cannot
     reach) before anything is written."""
-    from ..core.errors import UsageError
+    from ...core.errors import UsageError
 
     problem = location_problem(p) or spark_problem()
     if problem:

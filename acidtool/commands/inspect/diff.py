@@ -7,12 +7,12 @@ from typing import Callable
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..core.errors import UsageError
-from ..core.versions import HiveVersion
-from ..io.sink import json_lines
-from ..table.read import partition_values, valid_mask
-from ..table.snapshot import Snapshotted, Table
-from ..table.target import resolve
+from ...core.errors import UsageError
+from ...core.versions import HiveVersion
+from ...io.sink import json_lines
+from ...table.read import partition_values, valid_mask
+from ...table.snapshot import Snapshotted, Table
+from ...table.target import resolve
 
 
 def _with_ids(snap: Snapshotted, progress=None) -> pa.Table:
@@ -134,7 +134,7 @@ def diff_insert_only(before: Snapshotted, after: Snapshotted) -> tuple[pa.Table,
 
 
 def write_diff(inserted: pa.Table, deleted: pa.Table, stdout) -> None:
-    from ..io.jsonl import Literal, lines_buffer
+    from ...io.jsonl import Literal, lines_buffer
 
     for op, table in (("insert", inserted), ("delete", deleted)):
         if table.num_rows:

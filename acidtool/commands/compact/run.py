@@ -25,14 +25,14 @@ from typing import Callable
 
 import pyarrow as pa
 
-from ..core.compact import Job, plan_job, stops_below
-from ..core.compaction import Settings, compactor_snapshot, decide
-from ..core.errors import AcidToolError, Interrupted, PathError, Terminated, UsageError
-from ..core.names import ACIDTOOL_STAGING_PREFIX, bucket_file_name
-from ..core.snapshot import Snapshot
-from ..io.commit import TableLock, exclusive_journal, require_inside, shielded, table_of
-from ..io.fs import Location, resolve
-from ..io.journal import (
+from ...core.compact import Job, plan_job, stops_below
+from ...core.compaction import Settings, compactor_snapshot, decide
+from ...core.errors import AcidToolError, Interrupted, PathError, Terminated, UsageError
+from ...core.names import ACIDTOOL_STAGING_PREFIX, bucket_file_name
+from ...core.snapshot import Snapshot
+from ...io.commit import TableLock, exclusive_journal, require_inside, shielded, table_of
+from ...io.fs import Location, resolve
+from ...io.journal import (
     JOURNAL_VERSION,
     RUN_FILE,
     Journal,
@@ -47,10 +47,11 @@ from ..io.journal import (
     sizes_below,
     state_dir,
 )
-from ..table.ls import PartitionState, inspect_table
-from ..table.read import PartitionReader, require_whole
-from ..table.target import Target
-from .compact_write import (
+from ...table.ls import PartitionState, inspect_table
+from ...table.read import PartitionReader, require_whole
+from ...table.target import Target
+from ..recovery import finish_stale, roll_back
+from .write import (
     ACID_VERSION_FILE,
     COMPACTED_MARKER,
     METADATA_FILE,
@@ -62,7 +63,6 @@ from .compact_write import (
     reader_of,
     run_jobs,
 )
-from .recovery import finish_stale, roll_back
 
 
 @dataclass(frozen=True)
@@ -172,7 +172,7 @@ def _require_bucket_ids(url: str, files: list[str], snap) -> None:
     """An original file whose name gives Hive no bucket id (a ``_copy_N`` file under Hive 2.3)
     is read as bucket -1: compacted, its rows would go to ``bucket_-0001``, with ROW__IDs that
     collide with every other such file's."""
-    from ..core.raw import raw_read
+    from ...core.raw import raw_read
 
     for rel in files:
         if rel.startswith(("base_", "delta_", "delete_delta_")):
@@ -187,7 +187,7 @@ def _require_bucket_ids(url: str, files: list[str], snap) -> None:
 
 def _require_kind(url: str, table, insert_only: bool) -> None:
     """The table's kind from its files, before anything is written (``core.names``)."""
-    from ..core.names import kind_problem
+    from ...core.names import kind_problem
 
     problem = kind_problem([p for part in table.partitions for p in part.listing.paths],
                            insert_only)
@@ -199,7 +199,7 @@ def _require_acid_file(url: str, rel: str, footer) -> None:
     """A ``bucket_N`` file of a base or delta without the ACID event columns is a foreign
     file (a raw delta's files are named ``N_M``): a full-ACID compaction of it would hand Hive
     its plain columns as events."""
-    from ..core.facts import footer_is_acid
+    from ...core.facts import footer_is_acid
 
     top, name = rel.split("/", 1)[0], rel.rsplit("/", 1)[-1]
     if footer is None or "/" not in rel or not top.startswith(("base_", "delta_")) or \
@@ -240,9 +240,9 @@ def _takes_transaction(target: Target) -> bool:
 
 def _in_transaction(target: Target, opts: CompactOptions, lock: TableLock, root: Location,
                     progress, started: float) -> CompactResult:
-    from ..core.catalog import MetastoreError
-    from ..io.metastore import Metastore
-    from .convert_txn import Transaction
+    from ...core.catalog import MetastoreError
+    from ...io.metastore import Metastore
+    from ..convert.txn import Transaction
 
     assert target.metastore is not None and target.table is not None
     with Metastore(target.metastore) as client:
@@ -432,7 +432,7 @@ def _write_outputs(plan: CompactPlan, p: PartitionJob, part: PartitionState,
     if spark is None:
         staged = run_jobs(reader, jobs, schema, version, staging)
     else:
-        from ..io.spark_jobs import spark_map
+        from ...io.spark_jobs import spark_map
 
         work = functools.partial(on_executor, p.url, plan.compactor, plan.column_names, schema,
                                  staging.url)

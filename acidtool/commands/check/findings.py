@@ -10,8 +10,8 @@ import uuid
 
 import pyarrow as pa
 
-from ..core.names import is_partition_component
-from ..io.fs import kind_of, resolve
+from ...core.names import is_partition_component
+from ...io.fs import kind_of, resolve
 
 FINDINGS = pa.schema([("table", pa.string()), ("partition", pa.string()),
                       ("path", pa.string()), ("code", pa.string()),
@@ -59,7 +59,7 @@ def write_dataset(report, directory: str) -> str:
     """Write both tables below ``directory``; its URL."""
     import pyarrow.parquet as pq
 
-    from ..core.errors import UsageError
+    from ...core.errors import UsageError
 
     loc = resolve(directory)
     if kind_of(loc) == "file":

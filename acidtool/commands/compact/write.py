@@ -28,18 +28,18 @@ from typing import Any, Callable, Iterable, Iterator
 import numpy as np
 import pyarrow as pa
 
-from ..core.compact import Job
-from ..core.errors import PathError, UsageError
-from ..core.names import FLUSH_LENGTH_SUFFIX, bucket_file_name
-from ..core.snapshot import Snapshot
-from ..io.eventwriter import EventFileWriter
-from ..io.fs import Location, resolve
-from ..io.journal import sha256_of
-from ..io.orc import ACID_COLUMNS, open_orc
-from ..io.plain import plain_batches
-from ..table.ls import PartitionState, inspect_table
-from ..table.read import PartitionReader
-from ..table.rownames import row_named, row_names_of
+from ...core.compact import Job
+from ...core.errors import PathError, UsageError
+from ...core.names import FLUSH_LENGTH_SUFFIX, bucket_file_name
+from ...core.snapshot import Snapshot
+from ...io.eventwriter import EventFileWriter
+from ...io.fs import Location, resolve
+from ...io.journal import sha256_of
+from ...io.orc import ACID_COLUMNS, open_orc
+from ...io.plain import plain_batches
+from ...table.ls import PartitionState, inspect_table
+from ...table.read import PartitionReader
+from ...table.rownames import row_named, row_names_of
 
 ACID_VERSION_FILE = "_orc_acid_version"
 METADATA_FILE = "_metadata_acid"
