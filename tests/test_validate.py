@@ -234,7 +234,7 @@ def test_markers_are_read_only_where_a_rule_judges_them():
 def test_local_reads_go_to_threads_only_when_they_wait(tmp_path, monkeypatch, slow, threaded):
     """A local path whose reads wait (a network mount, a cold disk) gets --jobs threads once
     the first files have been timed; one that answers at CPU speed stays on one thread."""
-    from acidtool.commands import validate as V
+    from acidtool.commands.check import validate as V
 
     layout = {}
     for w in range(1, 11):
@@ -329,7 +329,7 @@ def _warehouse(root, partitions: int):
 ])
 def test_partitions_checked_in_processes_find_what_one_process_finds(tmp_path, monkeypatch,
                                                                      shape, recursive, work):
-    from acidtool.commands import validate as V
+    from acidtool.commands.check import validate as V
 
     table = shape(tmp_path / "t", V.SHARE_MIN_PARTITIONS + 2)
     monkeypatch.setattr(V, "_cpus", lambda: 4)
@@ -359,7 +359,7 @@ def test_partitions_checked_in_processes_find_what_one_process_finds(tmp_path, m
 
 def test_what_processes_are_checked_for(tmp_path):
     """The findings the comparison above stands on."""
-    from acidtool.commands import validate as V
+    from acidtool.commands.check import validate as V
 
     table = _partitioned_table(tmp_path / "t", V.SHARE_MIN_PARTITIONS)
     codes = {(f.code, f.path[len(str(table)) + 1:])
@@ -378,7 +378,7 @@ def test_what_processes_are_checked_for(tmp_path):
 def test_a_partition_directory_removed_meanwhile_is_skipped(tmp_path, monkeypatch):
     """As in one process's listing: a directory a cleaner removed after the table was listed
     is gone, not an error."""
-    from acidtool.commands import validate as V
+    from acidtool.commands.check import validate as V
 
     table = _partitioned_table(tmp_path / "t", V.SHARE_MIN_PARTITIONS)
     one = V.validate([str(table)], V.ValidateOptions(jobs=1))
@@ -390,7 +390,7 @@ def test_a_partition_directory_removed_meanwhile_is_skipped(tmp_path, monkeypatc
 
 
 def test_a_failure_in_a_worker_process_is_one_line(tmp_path, monkeypatch):
-    from acidtool.commands import validate as V
+    from acidtool.commands.check import validate as V
     from acidtool.core.errors import PathError
 
     table = _partitioned_table(tmp_path / "t", V.SHARE_MIN_PARTITIONS)
@@ -423,7 +423,7 @@ def test_a_file_larger_than_one_read_is_opened_again_for_its_rows():
 
 
 def _validate_findings(path: str) -> list:
-    from acidtool.commands import validate as V
+    from acidtool.commands.check import validate as V
 
     return V.validate([path], V.ValidateOptions(jobs=4)).findings
 
@@ -432,7 +432,7 @@ def test_validate_inside_a_pool_worker_runs_in_that_process(tmp_path, monkeypatc
     """A pool's workers are daemonic and may not fork: validate checks the table there."""
     import multiprocessing
 
-    from acidtool.commands import validate as V
+    from acidtool.commands.check import validate as V
 
     table = _partitioned_table(tmp_path / "t", V.SHARE_MIN_PARTITIONS)
     monkeypatch.setattr(V, "_cpus", lambda: 4)
@@ -501,7 +501,7 @@ def test_null_event_values_are_read_not_crashed_on(tmp_path):
 ])
 def test_progress_bar_counts_towards_the_total_on_stderr(tmp_path, monkeypatch, capsys, shape,
                                                          jobs, line):
-    from acidtool.commands import validate as V
+    from acidtool.commands.check import validate as V
 
     monkeypatch.setattr(V, "_cpus", lambda: 2)
     table = shape(tmp_path / "t")
@@ -524,7 +524,7 @@ def test_the_cli_shows_progress_only_on_a_terminal(tmp_path):
 def test_a_remote_table_of_many_partitions_is_checked_share_by_share(monkeypatch):
     """Shares on an object store too: the same findings as when every partition's facts are
     held at once, with reads on threads (they wait on round trips), never in processes."""
-    from acidtool.commands import validate as V
+    from acidtool.commands.check import validate as V
 
     mem = _Counting.register()
     layout = {}
@@ -584,7 +584,7 @@ def _sizes_matter_table(root):
                                          ("metadata", "2"), ("rows", "4")])
 def test_sizes_learnt_by_reading_are_the_sizes_a_listing_states(tmp_path, monkeypatch, level,
                                                                  hive):
-    from acidtool.commands import validate as V
+    from acidtool.commands.check import validate as V
     from acidtool.core.listing import UNKNOWN_SIZE
     from acidtool.core.snapshot import make_snapshot
     from acidtool.io.fs import resolve
@@ -620,7 +620,7 @@ def test_sizes_learnt_by_reading_are_the_sizes_a_listing_states(tmp_path, monkey
 def test_a_remote_tables_base_markers_are_read_on_threads(monkeypatch, partitions):
     """The selection reads each base's _metadata_acid before anything else of its partition:
     on an object store those reads are round trips, and go to --jobs threads together."""
-    from acidtool.commands import validate as V
+    from acidtool.commands.check import validate as V
 
     mem = _Counting.register()
     monkeypatch.setattr(_Counting, "delays", {"_metadata_acid": 0.01})
