@@ -53,6 +53,9 @@ TXNS_HELP = ("ValidTxnList 'hwm:minOpenTxn:open:aborted' (Hive 4: decides which 
 VERSION_HELP = ("Hive semantics to apply: 2 (2.3), 3 or 4. Default: 4, or the metastore's "
                 "version with --metastore (which it must agree with if given).")
 HIVE_VERSION = typer.Option(None, "--hive-version", help=VERSION_HELP)
+# The snapshot options most commands take, declared once.
+WRITE_IDS = typer.Option(None, "--write-ids", help=WRITE_IDS_HELP)
+TXNS = typer.Option(None, "--txns", help=TXNS_HELP)
 METASTORE = typer.Option(
     None, "--metastore", envvar="ACIDTOOL_METASTORE",
     help="A Hive metastore, thrift://HOST:PORT (hive.metastore.uris). Then PATH may name a "

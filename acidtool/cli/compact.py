@@ -12,7 +12,7 @@ from ..core.errors import UsageError
 from .app import (
     INSERT_ONLY,
     METASTORE,
-    TXNS_HELP,
+    TXNS,
     WRITE_IDS_HELP,
     HiveVersion,
     app,
@@ -65,7 +65,7 @@ def compact_command(
     minor: bool = _MINOR,
     hive_version: Optional[HiveVersion] = _HIVE_VERSION,
     write_ids: Optional[str] = _WRITE_IDS,
-    txns: Optional[str] = typer.Option(None, "--txns", help=TXNS_HELP),
+    txns: Optional[str] = TXNS,
     metastore: Optional[str] = METASTORE,
     partition: Optional[str] = _PARTITION,
     insert_only: bool = INSERT_ONLY,

@@ -13,8 +13,8 @@ from .app import (
     HIVE_VERSION,
     INSERT_ONLY,
     METASTORE,
-    TXNS_HELP,
-    WRITE_IDS_HELP,
+    TXNS,
+    WRITE_IDS,
     Format,
     HiveVersion,
     LsFormat,
@@ -34,8 +34,8 @@ def ls_command(
     path: str = typer.Argument(..., help="Table or partition directory: a local path, file://, "
                                "hdfs://, or any fsspec URL (s3://, gs://, abfs://, memory://...); "
                                "with --metastore also db.table or db.table/k=v."),
-    write_ids: Optional[str] = typer.Option(None, "--write-ids", help=WRITE_IDS_HELP),
-    txns: Optional[str] = typer.Option(None, "--txns", help=TXNS_HELP),
+    write_ids: Optional[str] = WRITE_IDS,
+    txns: Optional[str] = TXNS,
     hive_version: Optional[HiveVersion] = HIVE_VERSION,
     metastore: Optional[str] = METASTORE,
     insert_only: bool = INSERT_ONLY,
@@ -163,8 +163,8 @@ def dump_command(
                                            "of them, with the ROW__IDs Hive assigns."),
     all_files: bool = typer.Option(False, "--all", help="For a table: every ORC file, obsolete "
                                    "and aborted ones too, not only those Hive reads."),
-    write_ids: Optional[str] = typer.Option(None, "--write-ids", help=WRITE_IDS_HELP),
-    txns: Optional[str] = typer.Option(None, "--txns", help=TXNS_HELP),
+    write_ids: Optional[str] = WRITE_IDS,
+    txns: Optional[str] = TXNS,
     hive_version: Optional[HiveVersion] = HIVE_VERSION,
     metastore: Optional[str] = METASTORE,
 ) -> None:

@@ -10,7 +10,7 @@ import typer
 from .app import (
     INSERT_ONLY,
     METASTORE,
-    TXNS_HELP,
+    TXNS,
     WRITE_IDS_HELP,
     HiveVersion,
     app,
@@ -38,7 +38,7 @@ def compaction_plan_command(
     write_ids: Optional[str] = typer.Option(None, "--write-ids", help=WRITE_IDS_HELP + " The "
                                             "Initiator reads at the compactor's snapshot made "
                                             "of it (nothing from the first open id on)."),
-    txns: Optional[str] = typer.Option(None, "--txns", help=TXNS_HELP),
+    txns: Optional[str] = TXNS,
     insert_only: bool = INSERT_ONLY,
     table: Optional[str] = typer.Option(None, "--table", help="db.table, for the statements "
                                         "(default: the metastore's, else from the path)."),

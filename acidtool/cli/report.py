@@ -12,8 +12,8 @@ from ..core.errors import UsageError
 from .app import (
     INSERT_ONLY,
     METASTORE,
-    TXNS_HELP,
-    WRITE_IDS_HELP,
+    TXNS,
+    WRITE_IDS,
     HiveVersion,
     app,
     note,
@@ -35,8 +35,8 @@ def report_command(
                                "- for standard output."),
     recursive: bool = typer.Option(False, "--recursive", "-r", help="Every ACID table below "
                                    "each PATH."),
-    write_ids: Optional[str] = typer.Option(None, "--write-ids", help=WRITE_IDS_HELP),
-    txns: Optional[str] = typer.Option(None, "--txns", help=TXNS_HELP),
+    write_ids: Optional[str] = WRITE_IDS,
+    txns: Optional[str] = TXNS,
     hive_version: Optional[HiveVersion] = typer.Option(
         None, "--hive-version", help="2 (2.3), 3 or 4. Default: 4, or the metastore's."),
     metastore: Optional[str] = METASTORE,

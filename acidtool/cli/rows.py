@@ -13,8 +13,8 @@ from .app import (
     HIVE_VERSION,
     INSERT_ONLY,
     METASTORE,
-    TXNS_HELP,
-    WRITE_IDS_HELP,
+    TXNS,
+    WRITE_IDS,
     HiveVersion,
     app,
     csv_items,
@@ -36,8 +36,8 @@ class ReadFormat(str, enum.Enum):
 def read_command(
     path: str = typer.Argument(..., help="Table or partition directory (any filesystem); with "
                                "--metastore also db.table or db.table/k=v."),
-    write_ids: Optional[str] = typer.Option(None, "--write-ids", help=WRITE_IDS_HELP),
-    txns: Optional[str] = typer.Option(None, "--txns", help=TXNS_HELP),
+    write_ids: Optional[str] = WRITE_IDS,
+    txns: Optional[str] = TXNS,
     hive_version: Optional[HiveVersion] = HIVE_VERSION,
     metastore: Optional[str] = METASTORE,
     insert_only: bool = INSERT_ONLY,
@@ -143,7 +143,7 @@ def diff_command(
     from_write_id: Optional[int] = typer.Option(None, "--from-write-id", help="Everything up "
                                                 "to this write id committed."),
     to_write_id: Optional[int] = typer.Option(None, "--to-write-id"),
-    txns: Optional[str] = typer.Option(None, "--txns", help=TXNS_HELP),
+    txns: Optional[str] = TXNS,
     hive_version: Optional[HiveVersion] = HIVE_VERSION,
     insert_only: bool = INSERT_ONLY,
     table: Optional[str] = typer.Option(None, "--table"),
