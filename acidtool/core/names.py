@@ -309,6 +309,20 @@ def is_copy_name(name: str) -> bool:
     return _ORIGINAL_COPY.fullmatch(name) is not None
 
 
+def files_in_acid_dirs(paths):
+    """(file, its directory's name) of each file directly in a ``base_``, ``delta_`` or
+    ``delete_delta_`` directory of a listing (``PathInfo``s, relative paths), at any depth;
+    hidden paths and streaming side files left out."""
+    for p in paths:
+        if p.is_dir:
+            continue
+        parts = p.path.split("/")
+        if len(parts) < 2 or not parts[-2].startswith(("base_", "delta_", "delete_delta_")) \
+                or any(is_hidden(c) for c in parts) or parts[-1].endswith(FLUSH_LENGTH_SUFFIX):
+            continue
+        yield p, parts[-2]
+
+
 def kind_from_files(paths) -> str | None:
     """What a table's listing (``PathInfo``s, relative paths) says of its kind: "full" where a
     base or delta holds a ``bucket_N`` file (an ACID event file's name), "insert_only" where
@@ -316,15 +330,9 @@ def kind_from_files(paths) -> str | None:
     None where they hold no data file. (A full-ACID table whose only deltas came from LOAD
     DATA looks insert-only: only the metastore tells them apart.)"""
     plain = False
-    for p in paths:
-        if p.is_dir:
-            continue
-        parts = p.path.split("/")
-        if len(parts) < 2 or not parts[-2].startswith(("base_", "delta_", "delete_delta_")) \
-                or any(is_hidden(c) for c in parts):
-            continue
-        name = parts[-1]
-        if name.startswith(BUCKET_PREFIX) and not name.endswith(FLUSH_LENGTH_SUFFIX):
+    for p, _ in files_in_acid_dirs(paths):
+        name = p.path.rsplit("/", 1)[-1]
+        if name.startswith(BUCKET_PREFIX):
             return "full"
         plain = plain or is_original_name(name)
     return "insert_only" if plain else None

@@ -171,7 +171,7 @@ def _table_schema(table: Location, info: TableInfo | None, insert_only: bool,
 
     if info is not None and info.columns:
         return pa.schema([(c.name, orc_type_to_arrow(c.type)) for c in info.columns])
-    found = files_schema(table, insert_only)
+    found = _files_schema(table, insert_only)
     if found is not None:
         return found
     lower = {k.lower() for k in keys}
@@ -179,15 +179,13 @@ def _table_schema(table: Location, info: TableInfo | None, insert_only: bool,
                       if f.name.lower() not in lower])
 
 
-def files_schema(table: Location, insert_only: bool,
-                 hive_version: HiveVersion | None = None) -> pa.Schema | None:
+def _files_schema(table: Location, insert_only: bool) -> pa.Schema | None:
     """The row columns of the table's data files (partition columns left out), or None when
     it holds none."""
     from ..table.readplan import output_schema
     from ..table.snapshot import Table
 
-    readers = Table(table.url).snapshot(hive_version=hive_version,
-                                        insert_only=insert_only).readers()
+    readers = Table(table.url).snapshot(insert_only=insert_only).readers()
     found = output_schema(readers, insert_only)
     skip = {k for r in readers if r.part.partition
             for k, _ in partition_values(r.part.partition)}
@@ -503,4 +501,4 @@ def remove_staging(loc: Location, tries: int = 5) -> None:
         time.sleep(0.2 * (i + 1))
 
 
-__all__ = ["plan_write", "commit_job", "abort_job", "remove_staging", "files_schema", "TASKS"]
+__all__ = ["plan_write", "commit_job", "abort_job", "remove_staging", "TASKS"]

@@ -22,11 +22,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from pyarrow.fs import FileSelector
-
 from ..core.errors import UsageError
 from ..core.names import ACIDTOOL_STAGING_PREFIX
-from ..io.fs import list_tree, resolve
+from ..io.fs import list_dir, list_tree, resolve
 from ..table.options import WriteOptions
 from .write import TASKS, Job
 
@@ -105,8 +103,8 @@ def _remove_older_attempts(this: Job, query: str) -> None:
 
     table = resolve(this.table)
     mine = resolve(this.staging).path.rstrip("/").rsplit("/", 1)[-1]
-    for info in table.fs.get_file_info(FileSelector(table.path)):
-        name = info.path.rstrip("/").rsplit("/", 1)[-1]
+    for entry in list_dir(table):
+        name = entry.path
         if name.startswith(_attempts(query)) and name != mine:
             remove_staging(table.child(name))
 

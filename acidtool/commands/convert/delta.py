@@ -271,7 +271,8 @@ def plan(source_patterns: Sequence[str | Location], opts: ConvertOptions) -> Pla
     if clashes:
         raise UsageError(f"write id {write_id} is already used in {target.url}: "
                          f"{', '.join(clashes)} (pick another, or --write-id auto)")
-    require_table_fit(table, schema, opts.hive_version, opts.insert_only, bool(opts.metastore))
+    require_table_fit(table, schema, opts.hive_version, opts.insert_only, bool(opts.metastore),
+                      listed if target is table else None)
     directory = str(Delta(write_id, write_id, opts.statement_id))
     p = Plan(opts, sources, target, write_id, directory, schema, mapping, kinds,
              sum(s.rows for s in sources), named_twice=named_twice)

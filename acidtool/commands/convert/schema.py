@@ -7,11 +7,12 @@ import pyarrow as pa
 
 from ...core.errors import AcidToolError, UsageError
 from ...core.listing import PathInfo
-from ...core.names import FLUSH_LENGTH_SUFFIX, Base, parse_dir_name
+from ...core.names import Base, files_in_acid_dirs, parse_dir_name
 from ...core.orctypes import TypeStringError, struct_fields
 from ...core.versions import HiveVersion
 from ...io.arrowtypes import orc_type_to_arrow
 from ...io.fs import Location, list_tree
+from ...table.rownames import positional_names
 
 # Casts that never lose information (Hive's own schema evolution allows these too).
 _WIDER = {
@@ -114,17 +115,18 @@ def _fit(schema: pa.Schema, target: pa.Schema, by_position: bool, problems: list
 
 
 def require_table_fit(table: Location, schema: pa.Schema, version: HiveVersion | None,
-                      insert_only: bool, kind_known: bool) -> None:
+                      insert_only: bool, kind_known: bool, listed: list | None = None) -> None:
     """The rows written must be the table's. Its kind (unless ``kind_known``: a metastore's):
     ACID event files (``bucket_N``) in its bases and deltas are a full-ACID table's, plain
     files only an insert-only table's. Its columns: those of its newest data file (the highest
     write id's: the table's after any ALTER TABLE ... ADD COLUMNS), by type, and by name unless
-    Hive 2.3 named them by position (``_col0``..)."""
+    Hive 2.3 named them by position (``_col0``..). ``listed``: the table's listing, where the
+    caller has it already."""
     from ...core.facts import row_shape
     from ...core.names import kind_problem
     from ...io.footers import read_footer
 
-    paths = list_tree(table)
+    paths = list_tree(table) if listed is None else listed
     problem = None if kind_known else kind_problem(paths, insert_only)
     if problem:
         raise UsageError(f"{table.url}: {problem}; nothing was written")
@@ -139,7 +141,7 @@ def require_table_fit(table: Location, schema: pa.Schema, version: HiveVersion |
         arrow = [orc_type_to_arrow(t) for t in types]
     except (TypeStringError, UsageError):
         return  # a type --schema cannot spell: left to validate (ACID019)
-    positional = all(n.startswith("_col") for n in names)
+    positional = positional_names(names)
     same = len(names) == len(schema) and all(
         a == f.type and (positional or n.lower() == f.name.lower())
         for n, a, f in zip(names, arrow, schema))
@@ -158,13 +160,9 @@ def _newest_data_file(paths, version: HiveVersion | None) -> PathInfo | None:
     hidden and side files left out."""
     best: tuple[int, str] | None = None
     found = None
-    for p in paths:
-        parts = p.path.split("/")
-        if p.is_dir or len(parts) < 2 or any(c.startswith(("_", ".")) for c in parts) or \
-                parts[-1].endswith(FLUSH_LENGTH_SUFFIX):
-            continue
+    for p, directory in files_in_acid_dirs(paths):
         try:
-            acid = parse_dir_name(parts[-2], version or HiveVersion.V4)
+            acid = parse_dir_name(directory, version or HiveVersion.V4)
         except AcidToolError:
             continue
         if acid is None or getattr(acid, "delete", False):
