@@ -243,7 +243,7 @@ def commit_job(job: Job, files: list[Staged], marker: str | None = None,
     streaming batch's, hidden from Hive by its ``_``). Under the table's lock, once a killed
     run's half-done commit is rolled back: ``before()`` is run, and if ``done()`` the job is
     committed already (nothing is placed, ``{}``)."""
-    from ..io.commit import TableLock, table_of
+    from ..io.commit import Commit
 
     table, root = resolve(job.table), resolve(job.staging)
     parts: dict[str, dict[int, list[Staged]]] = {}
@@ -264,29 +264,17 @@ def commit_job(job: Job, files: list[Staged], marker: str | None = None,
         staged = {part: _place(job, parts[part], root, _staged_dir(job, root, part), marker)
                   for part in sorted(parts)}
         fault_point()  # everything staged
-        lock = TableLock(table_of(table), None, COMMAND).acquire(wait=LOCK_WAIT)
-    except BaseException:
-        abort_job(job)
-        raise
-    from ..commands.recovery import StaleRunRefused, finish_stale
-
-    restore = False
-    try:
-        try:
-            finish_stale(lock, COMMAND, _refused, "write")
-        except StaleRunRefused:
-            restore = True  # the other run's to finish: its lock record is put back
-            raise
-        if before is not None:
-            before()
-        if done is not None and done():
-            return {}
-        return _commit_locked(job, staged, lock)
+        # a killed run's half-done commit is rolled back first; another command's is refused
+        with Commit(table, COMMAND, wait=LOCK_WAIT, recover=(_refused, "write")) as run:
+            if before is not None:
+                before()
+            if done is not None and done():
+                return {}
+            return _commit_locked(job, staged, run)
     except BaseException:
         abort_job(job)
         raise
     finally:
-        lock.release(restore=restore)
         remove_staging(root)
 
 
@@ -298,27 +286,25 @@ def _staged_dir(job: Job, root: Location, part: str) -> Location:
     return root.child(f"{part}/{job.directory}" if part else job.directory)
 
 
-def _commit_locked(job: Job, staged: dict[str, dict[str, tuple[int, int, str]]], lock
+def _commit_locked(job: Job, staged: dict[str, dict[str, tuple[int, int, str]]], run
                    ) -> dict[str, dict]:
-    from ..commands.recovery import roll_back
-    from ..io.commit import exclusive_journal, require_inside, shielded
+    from ..io.commit import require_inside
     from ..io.journal import (
         JOURNAL_VERSION,
-        Journal,
         MakeDir,
         PlaceDir,
         Scratch,
         Step,
-        state_dir,
+        default_journal,
+        new_run_id,
     )
 
     table, root = resolve(job.table), resolve(job.staging)
-    run = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + root.url[-8:]
-    path = str(state_dir() / "journals" / f"hiveacid-{run}.jsonl")
-    exclusive_journal(path)
-    lock.name_journal(path)
+    run_id = new_run_id(root.url[-8:])
+    path = default_journal("hiveacid", run_id)
     # the job's staging directory, made when it was planned: undone, it goes with what it holds
-    steps: list[Step] = [Scratch(root)]
+    scratch: Step = Scratch(root)
+    steps: list[Step] = []
     for part, placed in sorted(staged.items()):
         target = table.child(part) if part else table
         final = target.child(job.directory)
@@ -331,31 +317,17 @@ def _commit_locked(job: Job, staged: dict[str, dict[str, tuple[int, int, str]]],
         steps.extend(MakeDir(d) for d in _missing_dirs(table, part))
         steps.append(PlaceDir(_staged_dir(job, root, part), final,
                               tuple(sorted((n, h) for n, (_, _, h) in placed.items()))))
-    journal = Journal(path)
-    taken: list[Step] = []
-    try:
-        journal.record(record="begin", version=JOURNAL_VERSION, run=run, path=table.url,
-                       quarantine="", hive_version=str(job.fmt.hive_version), command=COMMAND,
-                       write_id=job.write_id, metastore_transaction=job.transaction or None,
-                       scratch=root.url)  # (undo of a run killed before its steps removes it)
-        journal.record(record="steps", actions=[{"id": "a1",
-                                                  "steps": [s.record() for s in steps]}])
-        try:
-            with shielded():  # the renames back to back: each alone shows part of the job
-                for step in steps[1:]:
-                    taken.append(step)
-                    step.take()
-            if job.transaction:
-                _metastore_commit(job, sorted(p for p in staged if p))
-        except BaseException:
-            problems = roll_back(taken)
-            with shielded():
-                journal.record(record="failed", id="a1", problems=problems)
-            raise
-        journal.record(record="done", ids=["a1"])
-        journal.record(record="end", result="ok")
-    finally:
-        journal.close()
+    run.begin(path, record="begin", version=JOURNAL_VERSION, run=run_id, path=table.url,
+              quarantine="", hive_version=str(job.fmt.hive_version), command=COMMAND,
+              write_id=job.write_id, metastore_transaction=job.transaction or None,
+              scratch=root.url)  # (undo of a run killed before its steps removes it)
+    run.steps({"a1": [scratch, *steps]})
+    with run.action("a1", swallow=False) as action:
+        # the renames back to back: each alone shows part of the job
+        action.take(steps, shield=True, journaled=True)
+        if job.transaction:
+            _metastore_commit(job, sorted(p for p in staged if p))
+    run.end()
     return {part: {"directory": job.directory, "journal": path,
                    "files": {n: rows for n, (rows, _, _) in placed.items()},
                    "rows": sum(rows for rows, _, _ in placed.values())}

@@ -1,14 +1,26 @@
-"""The one commit protocol of every writer: convert, repair, undo (and the compactor to come).
+"""The one commit protocol of every writer (convert, repair, undo, compact, the hiveacid writer):
+a writer plans first, then commits through ``Commit``, which alone takes the lock and the
+journal::
 
-1. **Lock** the table: ``.acidtool-lock`` in the table directory (a partition's writer locks its
-   table, ``core.guards.table_root``), naming the table it was taken for, so that a lock copied
-   with a table is not that table's. On a local disk the holder also keeps an ``flock`` on it:
-   a lock whose holder died is taken over by exactly one of the processes that find it (the
-   one whose ``flock`` succeeds); elsewhere a lock is the holder's pid and host.
-2. **Guards** under the lock: the write id (``core.guards``), the provenance records of every
-   delta (no source's rows committed twice), every path inside the table.
+    with Commit(table, "compact", recover=(refused, "compaction")) as run:   # lock, recovery
+        run.begin(journal_path, record="begin", ...)     # the run's journal, named in the lock
+        with run.action("a1", interrupted=message) as action:
+            action.take([Scratch(staging)])                # journaled, then taken
+            ...                                            # staging, guards
+            action.take(renames, shield=True)              # the commit: renames back to back
+        run.end()
+
+1. **Lock** the table (``io/lock.py``): ``.acidtool-lock`` in the table directory; a partition's
+   writer locks its table. With ``recover``, the unfinished run a dead holder of the same
+   command left is rolled back first (``io/recovery.py``); another command's is refused
+   (``StaleRunRefused``, and its lock record is put back).
+2. **Guards** under the lock, in the ``with`` block: the write id (``core.guards``), the
+   provenance records of every delta (no source's rows committed twice), every path inside the
+   table (``require_inside``).
 3. **Staging**: new files are written under a hidden name (Hive ignores ``.`` and ``_``).
-4. **Journal** (repair, undo): each step is on disk before it is taken (``io/journal.py``).
+4. **Journal**: each action's steps are on disk before they are taken (``io/journal.py``); an
+   action that fails is rolled back and recorded ``failed``, one interrupted is rolled back
+   and recorded ``interrupted``; ``acidtool undo JOURNAL`` reverses what was finished.
 5. **Provenance**: every delta a writer makes carries ``_acidtool_sources``.
 6. **Rename** into place (``rename_into``: never over anything, never outside the table), and
    **release**: rolling back and releasing happen shielded from a second signal.
@@ -17,269 +29,158 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import socket
-import time
-from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Callable, Iterator, Sequence
 
-from ..core.errors import (
-    INTERRUPTED,
-    SHIELD,
-    TERMINATED,
-    AcidToolError,
-    ExitStatus,
-    PathError,
-    UsageError,
-    raise_if_terminated,
+from ..core.errors import AcidToolError, Interrupted, PathError, Terminated, UsageError
+from ..core.guards import inside
+from .fs import Location, kind_of, move
+from .journal import Journal, JournalWriteError, Step
+from .lock import (
+    LOCK_FILE,
+    LockedError,
+    StaleRunRefused,
+    TableLock,
+    read_lock,
+    shielded,
+    table_of,
 )
-from ..core.guards import LOCK_FILE, inside, table_root
-from .fs import Location, kind_of, move, resolve, translate_error
+from .recovery import finish_stale, roll_back
 
-__all__ = ["LOCK_FILE", "LockedError", "TableLock", "refuse_link", "rename_into", "shielded",
-           "table_of"]
-
-
-class LockedError(AcidToolError):
-    exit_status = ExitStatus.USAGE
+__all__ = ["LOCK_FILE", "Commit", "LockedError", "StaleRunRefused", "TableLock", "read_lock",
+           "refuse_link", "rename_into", "require_inside", "shielded", "table_of"]
 
 
-@contextlib.contextmanager
-def shielded() -> Iterator[None]:
-    """SIGINT and SIGTERM are recorded, not raised, while this runs (the CLI's handlers look
-    at ``SHIELD``): a roll-back or a lock's release is never cut in half. The signal is then
-    honoured at the writer's next ``raise_if_terminated``."""
-    SHIELD.append(1)
-    try:
-        yield
-    finally:
-        SHIELD.pop()
+def failures() -> tuple[type[BaseException], ...]:
+    """What an action's failure is (rolled back, recorded, the run goes on); anything else
+    stops the run once the action is rolled back. (pyarrow imported only when a writer runs.)"""
+    import pyarrow as pa
+
+    return (AcidToolError, OSError, ValueError, pa.ArrowException)
 
 
-def table_of(loc: Location) -> Location:
-    """The table directory of a table or partition location."""
-    root_url = table_root(loc.url)
-    if root_url == loc.url.rstrip("/"):
-        return loc
-    return resolve(root_url) if not loc.is_local else \
-        Location(loc.store, table_root(loc.path), root_url)
+class Commit:
+    """One writer's run on a table: its lock held from ``with`` to its end, its journal
+    (``begin``), its actions (``action``). See the module's text."""
 
+    def __init__(self, table: Location, command: str, *, wait: float = 0.0,
+                 recover: tuple[Callable[[str, list[dict]], str], str] | None = None,
+                 journal: str | None = None) -> None:
+        self.lock = TableLock(table_of(table), journal, command)
+        self.command, self.wait, self.recover = command, wait, recover
+        self.journal: Journal | None = None
 
-def _identity(table: Location) -> str:
-    """What tells this table's directory from a copy of it: its device and inode on a local
-    disk, else its URL."""
-    if table.is_local:
-        st = os.stat(table.path)
-        return f"{st.st_dev}:{st.st_ino}"
-    return table.url.rstrip("/")
+    def __enter__(self) -> Commit:
+        self.lock.acquire(wait=self.wait)
+        if self.recover is not None:
+            refused, by = self.recover
+            try:
+                finish_stale(self.lock, self.command, refused, by)
+            except BaseException as exc:
+                self.__exit__(type(exc), exc, None)
+                raise
+        return self
 
-
-@dataclass
-class TableLock:
-    """The table's lock, held by this process (``acquire``, ``release``)."""
-
-    table: Location
-    journal: str | None
-    command: str
-    stale: dict | None = None  # the record of a dead holder's lock this one took over
-    held: bool = False
-    _fd: int | None = field(default=None, repr=False)
+    def __exit__(self, exc_type, exc, tb) -> None:
+        try:
+            if self.journal is not None:
+                self.journal.close()
+        finally:
+            # a run that is not ours to finish keeps its lock record
+            self.lock.release(restore=isinstance(exc, StaleRunRefused))
 
     @property
-    def location(self) -> Location:
-        return self.table.child(LOCK_FILE)
+    def stale(self) -> dict | None:
+        """The lock record of the dead holder this run took the lock over from."""
+        return self.lock.stale
 
-    def record(self) -> bytes:
-        return json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
-                           "journal": self.journal, "command": self.command,
-                           "table": self.table.url, "table_id": _identity(self.table),
-                           "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}).encode()
+    def begin(self, path: str, /, *, fresh: bool = True, **first) -> Journal:
+        """This run's journal ``path``: a new file (``fresh``: one that exists is refused),
+        named in the lock before its first record (a run that finds the lock left by a kill
+        takes the same journal on); ``first``: that first record."""
+        if fresh:
+            exclusive_journal(path)
+        self.lock.name_journal(path)
+        self.journal = Journal(path)
+        if first:
+            self.record(**first)
+        return self.journal
 
-    def acquire(self, wait: float = 0.0) -> TableLock:
-        """Take the lock, waiting up to ``wait`` seconds for a live holder to let go."""
-        deadline = time.monotonic() + wait
-        while True:
-            try:
-                # a SIGTERM or SIGINT meanwhile is honoured once the lock is held, inside the
-                # writer's own clean-up (never between creating the lock file and holding it)
-                with shielded():
-                    self._try()
-                    self.held = True
-                if TERMINATED or INTERRUPTED:  # signalled meanwhile: the lock goes as it came
-                    self.release(restore=self.stale is not None)
-                    raise_if_terminated()
-                return self
-            except LockedError:
-                if time.monotonic() >= deadline:
-                    raise
-                time.sleep(0.05)
+    def record(self, **fields) -> None:
+        assert self.journal is not None, "Commit.begin first"
+        self.journal.record(**fields)
 
-    def _try(self) -> None:
-        lock = self.location
-        if lock.is_local:
-            self._try_local(lock.path)
-            return
-        info = read_lock(lock)
-        if info is not None:
-            if info.get("unreadable") or _alive(info):
-                raise LockedError(_held_message(info, lock))
-            self.stale = info
-            lock.fs.delete_file(lock.path)
-        if kind_of(lock) != "missing":
-            raise LockedError(f"{lock.url} appeared: another writer started")
-        with lock.fs.open_output_stream(lock.path) as out:
-            out.write(self.record())
+    def steps(self, actions: dict[str, Sequence[Step]]) -> None:
+        """One record: the steps these actions are about to take."""
+        self.record(record="steps", actions=[{"id": aid, "steps": [s.record() for s in st]}
+                                             for aid, st in actions.items()])
 
-    def _try_local(self, path: str) -> None:
-        import fcntl
+    def done(self, ids: Sequence[str]) -> None:
+        self.record(record="done", ids=list(ids))
 
+    def end(self, ok: bool = True) -> None:
+        self.record(record="end", result="ok" if ok else "failed")
+
+    @contextlib.contextmanager
+    def action(self, aid: str, *, interrupted: Callable[[list[str]], str] | None = None,
+               failed: str = "", done: bool = True, swallow: bool = True
+               ) -> Iterator[Action]:
+        """One action of the run: its steps taken through ``Action.take``. Done: recorded
+        ``done`` (unless ``done=False``: the caller records a batch's at once). A failure
+        (``failures()``): rolled back, recorded with ``failed`` + why, and kept in
+        ``Action.failed`` (raised again unless ``swallow``). An interruption: rolled back,
+        recorded, and raised as ``Interrupted(interrupted(problems))`` (as it came without
+        ``interrupted``). A journal that cannot be written stops the run."""
+        action, failure = Action(self, aid), failures()
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
-            created = True
-        except FileExistsError:
-            try:
-                fd = os.open(path, os.O_RDWR)
-            except FileNotFoundError:
-                raise LockedError(f"{path} went while it was read: another writer is "
-                                  "finishing") from None
-            created = False
-        try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                raise LockedError(_held_message(_parse(_read_fd(fd)), self.location)) from None
-            if os.fstat(fd).st_ino != _inode(path):  # unlinked by its holder meanwhile
-                raise LockedError(f"{path} was released while it was taken: try again")
-            if not created:
-                info = _parse(_read_fd(fd))
-                if info.get("unreadable") and _young(path):
-                    # created by a holder that has not written its record yet
-                    raise LockedError(_held_message(info, self.location))
-                if not info.get("unreadable") and _alive(info):
-                    raise LockedError(_held_message(info, self.location))
-                self.stale = info
-                os.ftruncate(fd, 0)
-            os.pwrite(fd, self.record(), 0)
-            os.fsync(fd)
-        except BaseException:
-            os.close(fd)
+            yield action
+        except KeyboardInterrupt as exc:
+            problems = roll_back(action.taken)
+            with shielded():
+                self.record(record="interrupted", id=aid, problems=problems)
+            if interrupted is None:
+                raise
+            raise Interrupted(interrupted(problems),
+                              15 if isinstance(exc, Terminated) else 2) from None
+        except JournalWriteError:
+            roll_back(action.taken)
             raise
-        self._fd = fd
-
-    def name_journal(self, journal: str) -> None:
-        """Record the journal of this run in the lock (a run that finds the lock left by a
-        dead holder finishes that journal)."""
-        self.journal = journal
-        self._write(self.record())
-
-    def _write(self, data: bytes) -> None:
-        lock = self.location
-        if self._fd is not None:
-            os.ftruncate(self._fd, 0)
-            os.pwrite(self._fd, data, 0)
-            os.fsync(self._fd)
-        else:
-            with lock.fs.open_output_stream(lock.path) as out:
-                out.write(data)
-
-    def release(self, restore: bool = False) -> None:
-        """Drop the lock; ``restore``: put back the record of the dead holder this one took
-        over (its run is someone else's to finish)."""
-        with shielded():
-            lock = self.location
-            if restore and self.stale is not None:
-                self._write(json.dumps({k: v for k, v in self.stale.items()
-                                        if k != "unreadable"}).encode())
-            else:
-                try:
-                    if lock.is_local:
-                        os.unlink(lock.path)
-                    else:
-                        lock.fs.delete_file(lock.path)
-                except FileNotFoundError:
-                    pass
-            if self._fd is not None:
-                os.close(self._fd)
-                self._fd = None
-            self.held = False
-
-    def __enter__(self) -> TableLock:
-        return self if self.held else self.acquire()
-
-    def __exit__(self, *exc) -> None:
-        self.release()
-
-    def stale_is_ours(self) -> bool:
-        """Whether the dead holder's lock was taken for this very table (not a copy's)."""
-        return self.stale is not None and not self.stale.get("unreadable") and \
-            self.stale.get("table_id") == _identity(self.table)
+        except failure as exc:
+            problems = roll_back(action.taken)
+            action.failed = f"{failed}{str(exc) or type(exc).__name__}" + (
+                f" (roll-back problems: {'; '.join(problems)})" if problems else "")
+            self.record(record="failed", id=aid, reason=action.failed)
+            if not swallow:
+                raise
+            return
+        except BaseException as exc:  # not a failure the run goes on after: rolled back
+            problems = roll_back(action.taken)
+            with shielded():
+                self.record(record="failed", id=aid, problems=problems,
+                            reason=str(exc) or type(exc).__name__)
+            raise
+        if done:
+            self.done([aid])
 
 
-def _young(path: str, seconds: float = 10.0) -> bool:
-    try:
-        return time.time() - os.stat(path).st_mtime < seconds
-    except FileNotFoundError:
-        return False
+class Action:
+    """The steps one action of a ``Commit`` has taken (rolled back if it does not finish)."""
 
+    def __init__(self, run: Commit, aid: str) -> None:
+        self.run, self.id = run, aid
+        self.taken: list[Step] = []
+        self.failed: str | None = None
 
-def _inode(path: str) -> int | None:
-    try:
-        return os.stat(path).st_ino
-    except FileNotFoundError:
-        return None
-
-
-def _read_fd(fd: int) -> bytes:
-    return os.pread(fd, 1 << 16, 0)
-
-
-def _parse(data: bytes) -> dict:
-    try:
-        doc = json.loads(data)
-    except ValueError:
-        return {"unreadable": True}
-    return doc if isinstance(doc, dict) else {"unreadable": True}
-
-
-def read_lock(lock: Location) -> dict | None:
-    """The lock's record, None when there is no lock."""
-    try:
-        if lock.is_local:
-            with open(lock.path, "rb") as f:
-                data = f.read()
-        else:
-            with lock.fs.open_input_stream(lock.path) as f:
-                data = f.read()
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        if kind_of(lock) == "missing":
-            return None
-        raise translate_error(exc, lock.url) from None
-    return _parse(data)
-
-
-def _alive(info: dict) -> bool:
-    """Whether the process named in a lock may still be running (another host: assume so)."""
-    if info.get("host") != socket.gethostname():
-        return True
-    try:
-        os.kill(int(info.get("pid", 0)), 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, ValueError, TypeError, OverflowError):
-        return True
-    return True
-
-
-def _held_message(info: dict, lock: Location) -> str:
-    if info.get("unreadable"):
-        return (f"another acidtool writer holds {lock.url} (its record is not readable yet); "
-                "if none is running, remove it")
-    return (f"another acidtool {info.get('command') or 'writer'} is running on this table (pid "
-            f"{info.get('pid')} on {info.get('host')}, since {info.get('since')}); if it is "
-            f"not, remove {lock.url}")
+    def take(self, steps: Sequence[Step], *, shield: bool = False,
+             journaled: bool = False) -> None:
+        """Journal ``steps`` (unless ``journaled`` already), then take them in order;
+        ``shield``: back to back, a signal meanwhile honoured after the last."""
+        if not journaled:
+            self.run.steps({self.id: steps})
+        with shielded() if shield else contextlib.nullcontext():
+            for step in steps:
+                self.taken.append(step)
+                step.take()
 
 
 # ------------------------------------------------------------------------------------------------

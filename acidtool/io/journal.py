@@ -58,6 +58,19 @@ def state_dir() -> Path:
     return Path(base) / "acidtool"
 
 
+def new_run_id(token: str | None = None) -> str:
+    """A run's id, as every writer spells it: UTC time, then ``token`` (default: random)."""
+    import uuid
+
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + (token or uuid.uuid4().hex[:8])
+
+
+def default_journal(command: str, run: str) -> str:
+    """Where a run's journal goes when none is given: the state directory's ``journals/``."""
+    return str(state_dir() / "journals" / (f"{command}-{run}.jsonl" if command else
+                                            f"{run}.jsonl"))
+
+
 class JournalWriteError(PathError):
     """The journal could not be written (a full disk, a lost mount): no step it would have
     announced was taken."""

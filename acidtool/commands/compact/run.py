@@ -23,34 +23,30 @@ import uuid
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
-import pyarrow as pa
-
 from ...core.compact import Job, plan_job, stops_below
 from ...core.compaction import Settings, compactor_snapshot, decide
-from ...core.errors import AcidToolError, Interrupted, PathError, Terminated, UsageError
+from ...core.errors import PathError, UsageError
 from ...core.names import ACIDTOOL_STAGING_PREFIX, bucket_file_name
 from ...core.snapshot import Snapshot
-from ...io.commit import TableLock, exclusive_journal, require_inside, shielded, table_of
+from ...io.commit import Commit, require_inside, table_of
 from ...io.fs import Location, resolve
 from ...io.journal import (
     JOURNAL_VERSION,
     RUN_FILE,
-    Journal,
     PlaceDir,
     Requires,
     Scratch,
-    Step,
+    default_journal,
     fault_point,
+    new_run_id,
     remove_empty_dir,
     run_marker,
     size_of,
     sizes_below,
-    state_dir,
 )
 from ...table.ls import PartitionState, inspect_table
 from ...table.read import PartitionReader, require_whole
 from ...table.target import Target
-from ..recovery import finish_stale, roll_back
 from .write import (
     ACID_VERSION_FILE,
     COMPACTED_MARKER,
@@ -221,14 +217,10 @@ def compact(target: Target, opts: CompactOptions,
     directories are named ``_vT``, and Hive 4 sees them once T commits, after the renames."""
     started = time.perf_counter()
     root = resolve(target.url)
-    lock = TableLock(table_of(root), None, "compact").acquire()
-    try:
-        finish_stale(lock, "compact", _refused, "compaction")
+    with Commit(root, "compact", recover=(_refused, "compaction")) as run:
         if not _takes_transaction(target):
-            return _compact_locked(target, opts, lock, root, progress, started)
-        return _in_transaction(target, opts, lock, root, progress, started)
-    finally:
-        lock.release()
+            return _compact_locked(target, opts, run, root, progress, started)
+        return _in_transaction(target, opts, run, root, progress, started)
 
 
 def _takes_transaction(target: Target) -> bool:
@@ -238,7 +230,7 @@ def _takes_transaction(target: Target) -> bool:
         target.snapshot.hive_version.visibility_suffix
 
 
-def _in_transaction(target: Target, opts: CompactOptions, lock: TableLock, root: Location,
+def _in_transaction(target: Target, opts: CompactOptions, run: Commit, root: Location,
                     progress, started: float) -> CompactResult:
     from ...core.catalog import MetastoreError
     from ...io.metastore import Metastore
@@ -249,7 +241,7 @@ def _in_transaction(target: Target, opts: CompactOptions, lock: TableLock, root:
         txn = Transaction(target.metastore, target.table, None, compactor=True).open(
             client, target.snapshot.hive_version)
         try:
-            result = _compact_locked(target, replace(opts, visibility=txn.txn), lock, root,
+            result = _compact_locked(target, replace(opts, visibility=txn.txn), run, root,
                                      progress, started, transaction=txn.txn)
         except BaseException:
             txn.abort(client)
@@ -268,41 +260,35 @@ def _in_transaction(target: Target, opts: CompactOptions, lock: TableLock, root:
         return result
 
 
-def _compact_locked(target: Target, opts: CompactOptions, lock: TableLock, root: Location,
+def _compact_locked(target: Target, opts: CompactOptions, run: Commit, root: Location,
                     progress, started: float, transaction: int | None = None
                     ) -> CompactResult:
     plan = plan_compaction(target, opts)
     if not plan.due:
         return CompactResult(plan, None, elapsed=time.perf_counter() - started)
-    run = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + uuid.uuid4().hex[:8]
+    run_id = new_run_id()
     path = os.path.abspath(opts.journal) if opts.journal else \
-        str(state_dir() / "journals" / f"compact-{run}.jsonl")
-    exclusive_journal(path)
-    lock.name_journal(path)
-    journal = Journal(path)
+        default_journal("compact", run_id)
+    run.begin(path, record="begin", version=JOURNAL_VERSION, run=run_id, path=root.url,
+              quarantine="", hive_version=str(plan.snapshot.hive_version), command="compact",
+              compactor_snapshot=plan.compactor.describe(),
+              metastore_transaction=transaction)
     result = CompactResult(plan, path)
-    try:
-        journal.record(record="begin", version=JOURNAL_VERSION, run=run, path=root.url,
-                       quarantine="", hive_version=str(plan.snapshot.hive_version),
-                       command="compact", compactor_snapshot=plan.compactor.describe(),
-                       metastore_transaction=transaction)
-        ids = {p.partition: f"a{i}" for i, p in enumerate(plan.due, 1)}
-        journal.record(record="plan", actions=[{"id": ids[p.partition], "action": "compact",
-                                                **p.as_dict()} for p in plan.due])
-        due, done = sum(p.events_in for p in plan.due), 0
+    ids = {p.partition: f"a{i}" for i, p in enumerate(plan.due, 1)}
+    run.record(record="plan", actions=[{"id": ids[p.partition], "action": "compact",
+                                        **p.as_dict()} for p in plan.due])
+    due, done = sum(p.events_in for p in plan.due), 0
+    if opts.bar:
+        opts.bar(0, due)  # drawn while the first partition compacts
+    for p in plan.due:
+        if progress:
+            progress(f"{p.job.kind} compaction of {p.partition or '(table root)'}: "
+                     f"{p.files_in} files, {p.events_in:,} events")
+        _compact_one(plan, p, ids[p.partition], run, result, opts.spark, run_id)
+        done += p.events_in
         if opts.bar:
-            opts.bar(0, due)  # drawn while the first partition compacts
-        for p in plan.due:
-            if progress:
-                progress(f"{p.job.kind} compaction of {p.partition or '(table root)'}: "
-                         f"{p.files_in} files, {p.events_in:,} events")
-            _compact_one(plan, p, ids[p.partition], journal, result, opts.spark, run)
-            done += p.events_in
-            if opts.bar:
-                opts.bar(done, due)
-        journal.record(record="end", result="ok" if result.ok else "failed")
-    finally:
-        journal.close()
+            opts.bar(done, due)
+    run.end(result.ok)
     result.elapsed = time.perf_counter() - started
     return result
 
@@ -313,38 +299,41 @@ def _refused(journal: str, records: list[dict]) -> str:
             f"{journal}`, then compact")
 
 
-def compact_partition(url: str, snapshot: Snapshot, kind: str, journal: Journal, aid: str,
-                      run: str) -> tuple[str, str, dict]:
+def compact_partition(url: str, snapshot: Snapshot, kind: str, run: Commit, aid: str,
+                      run_id: str) -> tuple[str, str, dict]:
     """One partition compacted as action ``aid`` of another writer's run (repair's ACID024),
-    which holds the table's lock and gives its journal: planned again here, at the
-    compactor's snapshot. (result, why, what was written): "done", "failed" or "skipped"."""
+    which holds the table's lock and its journal: planned again here, at the compactor's
+    snapshot. (result, why, what was written): "done", "failed" or "skipped"."""
     plan = plan_compaction(Target(url, snapshot), CompactOptions(kind=kind))
     (p,) = plan.parts
     if p.job.kind is None:
-        journal.record(record="skipped", id=aid, reason=p.job.reason)
+        run.record(record="skipped", id=aid, reason=p.job.reason)
         return "skipped", p.job.reason, {}
-    result = CompactResult(plan, str(journal.path))
-    _compact_one(plan, p, aid, journal, result, None, run)
+    assert run.journal is not None
+    result = CompactResult(plan, str(run.journal.path))
+    _compact_one(plan, p, aid, run, result, None, run_id)
     if p.partition in result.failed:
         return "failed", result.failed[p.partition], {}
     return "done", "", result.written[p.partition]
 
 
-def _compact_one(plan: CompactPlan, p: PartitionJob, aid: str, journal: Journal,
-                 result: CompactResult, spark: str | None, run: str) -> None:
+def _compact_one(plan: CompactPlan, p: PartitionJob, aid: str, run: Commit,
+                 result: CompactResult, spark: str | None, run_id: str) -> None:
     ploc = resolve(p.url)
-    table = table_of(ploc)
     staging = ploc.child(f"{ACIDTOOL_STAGING_PREFIX}{uuid.uuid4().hex[:12]}")
-    require_inside(table, staging, *[ploc.child(w.name) for w in p.job.writes],
+    require_inside(table_of(ploc), staging, *[ploc.child(w.name) for w in p.job.writes],
                    what="the compaction")
-    scratch = Scratch(staging)
-    taken: list[Step] = []
-    journal.record(record="steps", actions=[{"id": aid, "steps": [scratch.record()]}])
-    try:
-        taken.append(scratch)
-        scratch.take()
+    journal = run.journal.path if run.journal is not None else ""
+
+    def interrupted(problems: list[str]) -> str:
+        return (f"interrupted while compacting {p.url}, which was rolled back"
+                + (f" (problems: {'; '.join(problems)})" if problems else "")
+                + f"; `acidtool undo {journal}` reverses what was finished")
+
+    with run.action(aid, interrupted=interrupted) as action:
+        action.take([Scratch(staging)])
         (part,) = inspect_table(p.url, plan.compactor).partitions
-        written = _write_outputs(plan, p, part, staging, spark, run)
+        written = _write_outputs(plan, p, part, staging, spark, run_id)
         fault_point()  # everything staged
         read = _read_entries(part, p.job)
         _require_unchanged(plan, p, read)
@@ -357,34 +346,16 @@ def _compact_one(plan: CompactPlan, p: PartitionJob, aid: str, journal: Journal,
         # to be removed (after the Cleaner, the output is the only copy of those rows)
         requires = [_requires(ploc, entry) for entry in part.state.entries
                     if entry.name in p.job.inputs]
-        steps: list[Step] = [*requires, *places]
-        journal.record(record="steps", actions=[{"id": aid,
-                                                  "steps": [s.record() for s in steps]}])
-        with shielded():
-            for place in places:
-                taken.append(place)
-                place.take()
-        journal.record(record="done", ids=[aid])
-        try:
-            remove_empty_dir(staging)  # emptied by the renames
-        except OSError:
-            pass
-        result.written[p.partition] = {w: {k: v for k, v in info.items() if k != "sha256"}
-                                       for w, info in written.items()}
-    except KeyboardInterrupt as exc:
-        problems = roll_back(taken)
-        with shielded():
-            journal.record(record="interrupted", id=aid, problems=problems)
-        raise Interrupted(f"interrupted while compacting {p.url}, which was rolled back"
-                          + (f" (problems: {'; '.join(problems)})" if problems else "")
-                          + f"; `acidtool undo {journal.path}` reverses what was finished",
-                          15 if isinstance(exc, Terminated) else 2) from None
-    except (AcidToolError, OSError, ValueError, pa.ArrowException) as exc:
-        problems = roll_back(taken)
-        reason = (str(exc) or type(exc).__name__) + (
-            f" (roll-back problems: {'; '.join(problems)})" if problems else "")
-        journal.record(record="failed", id=aid, reason=reason)
-        result.failed[p.partition] = reason
+        action.take([*requires, *places], shield=True)
+    if action.failed is not None:
+        result.failed[p.partition] = action.failed
+        return
+    try:
+        remove_empty_dir(staging)  # emptied by the renames
+    except OSError:
+        pass
+    result.written[p.partition] = {w: {k: v for k, v in info.items() if k != "sha256"}
+                                   for w, info in written.items()}
 
 
 def _requires(ploc: Location, entry) -> Requires:

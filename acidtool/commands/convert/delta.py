@@ -45,7 +45,7 @@ from ...core.names import (
 )
 from ...core.versions import HiveVersion
 from ...io.arrowtypes import ORC_TO_ARROW
-from ...io.commit import TableLock, require_inside, shielded, table_of
+from ...io.commit import Commit, require_inside, shielded, table_of
 from ...io.deltawriter import BucketWriter, BucketWriters, FileFormat
 from ...io.fs import (
     Location,
@@ -470,7 +470,7 @@ def commit(p: Plan, files: dict[str, tuple[bytes, int]] | StagedWriter, started:
             with fs.open_output_stream(staged.join(SOURCES_FILE)) as out:
                 out.write(record(p.sources, p.fingerprints, p.write_id))
         fault_point()  # everything staged
-        with TableLock(table_of(p.target), None, "convert").acquire(wait=LOCK_WAIT):
+        with Commit(p.target, "convert", wait=LOCK_WAIT):
             fault_point()  # locked
             _guard(p, final)
             raise_if_terminated()  # a SIGTERM whose exception Python dropped still stops us

@@ -26,7 +26,6 @@ from ...core.errors import (
     AcidToolError,
     ExitStatus,
     Interrupted,
-    Terminated,
     raise_if_terminated,
 )
 from ...core.guards import inside
@@ -42,17 +41,16 @@ from ...core.repair import (
 )
 from ...io.commit import (
     LOCK_FILE,
+    Commit,
     LockedError,
+    StaleRunRefused,
     TableLock,
     exclusive_journal,
     refuse_link,
-    shielded,
-    table_of,
 )
 from ...io.fs import Location, resolve
 from ...io.journal import (
     JOURNAL_VERSION,
-    Journal,
     JournalWriteError,
     MakeDir,
     PlaceDir,
@@ -66,12 +64,11 @@ from ...io.journal import (
     read_journal,
     step_of,
 )
-from ..recovery import (
+from ...io.recovery import (
     finish_interrupted,
     journal_unfinished,
     remove_empty_scratch,
     require_journal_inside,
-    roll_back,
     step_records,
     undo_unfinished,
 )
@@ -175,27 +172,16 @@ def apply(path: str, opts: RepairOptions, *, command: str = "repair --apply",
     """Take the table's lock, finish what an interrupted apply of the same table left, plan
     PATH once and carry the plan out (see the module's text)."""
     root = _root_of(path)
-    lock = TableLock(table_of(root), None, command).acquire()
-    keep_stale = False
-    try:
-        resumed_from = _resumable(lock, root)
-        empty = _empty_journal_of_ours(lock)
+    with Commit(root, command) as run:
+        resumed_from = _resumable(run.lock, root)
+        empty = _empty_journal_of_ours(run.lock)
         if resumed_from is not None or empty is not None:
             # the same journal: a run killed before its first record left it empty
-            opts = replace(opts, journal=lock.stale["journal"])  # type: ignore[index]
+            opts = replace(opts, journal=run.stale["journal"])  # type: ignore[index]
         elif opts.journal and os.path.exists(opts.journal):
             exclusive_journal(os.path.abspath(opts.journal))  # refused: one run's journal
-        return _apply_locked(path, root, opts, lock, resumed_from, progress,
+        return _apply_locked(path, root, opts, run, resumed_from, progress,
                              reuse=empty is not None)
-    except _KeepStale:
-        keep_stale = True
-        raise
-    finally:
-        lock.release(restore=keep_stale)
-
-
-class _KeepStale(LockedError):
-    """The lock a dead run left belongs to work this run must not touch: put back."""
 
 
 def _resumable(lock: TableLock, root: Location) -> list[dict] | None:
@@ -215,22 +201,21 @@ def _resumable(lock: TableLock, root: Location) -> list[dict] | None:
         return None
     kinds = {r.get("record") for r in records}
     if undo_unfinished(records):
-        raise _KeepStale(f"an interrupted undo of {journal} holds this table's lock: run "
-                         f"`acidtool undo {journal}` to finish it first")
+        raise StaleRunRefused(f"an interrupted undo of {journal} holds this table's lock: run "
+                              f"`acidtool undo {journal}` to finish it first")
     if "end" in kinds or "undone" in kinds:
         return None
     if records[0].get("command") == "compact":
-        raise _KeepStale(f"an interrupted compaction of {records[0].get('path')} (journal "
-                         f"{journal}) holds this table's lock: run `acidtool compact "
-                         f"{records[0].get('path')} --apply` (it rolls the interrupted one "
-                         f"back first), or `acidtool undo {journal}`")
+        raise StaleRunRefused(
+            f"an interrupted compaction of {records[0].get('path')} (journal {journal}) holds "
+            f"this table's lock: run `acidtool compact {records[0].get('path')} --apply` (it "
+            f"rolls the interrupted one back first), or `acidtool undo {journal}`")
     if records[0].get("path") != root.url:
-        raise _KeepStale(f"an interrupted repair of {records[0].get('path')} (journal "
-                         f"{journal}) holds this table's lock: finish it with `acidtool repair "
-                         f"{records[0].get('path')} --apply`, or `acidtool undo {journal}`")
+        raise StaleRunRefused(
+            f"an interrupted repair of {records[0].get('path')} (journal {journal}) holds this "
+            f"table's lock: finish it with `acidtool repair {records[0].get('path')} --apply`, "
+            f"or `acidtool undo {journal}`")
     return records
-
-
 
 
 def _empty_journal_of_ours(lock: TableLock) -> str | None:
@@ -245,42 +230,35 @@ def _empty_journal_of_ours(lock: TableLock) -> str | None:
         return None
 
 
-def _apply_locked(path: str, root: Location, opts: RepairOptions, lock: TableLock,
+def _apply_locked(path: str, root: Location, opts: RepairOptions, run: Commit,
                   resumed_from: list[dict] | None, progress, reuse: bool = False
                   ) -> ApplyResult:
-    run = resumed_from[0]["run"] if resumed_from is not None else None
+    run_id = resumed_from[0]["run"] if resumed_from is not None else None
     if resumed_from is not None:
         require_journal_inside(resumed_from, root)
         finish_interrupted(resumed_from)
         remove_empty_scratch(resumed_from)
-    plan = plan_repair(path, opts, run=run)  # the one plan, made under the lock
+    plan = plan_repair(path, opts, run=run_id)  # the one plan, made under the lock
     if resumed_from is None and not plan.actions:
         return ApplyResult(plan, {}, plan, written=False)
     refuse_link(plan.root, plan.quarantine, "the quarantine")
-    if resumed_from is None and not reuse:
-        exclusive_journal(plan.journal)
-    lock.name_journal(plan.journal)  # before its first record: a run that finds this lock
-    journal = Journal(plan.journal)  # left by a kill takes the same journal on
     results: dict[str, tuple[str, str]] = {}
     try:
         if resumed_from is None:
-            journal.record(record="begin", version=JOURNAL_VERSION, run=plan.run,
-                           path=plan.root.url, quarantine=plan.quarantine.url,
-                           hive_version=str(plan.hive_version))
+            run.begin(plan.journal, fresh=not reuse, record="begin", version=JOURNAL_VERSION,
+                      run=plan.run, path=plan.root.url, quarantine=plan.quarantine.url,
+                      hive_version=str(plan.hive_version))
         else:
-            journal.record(record="resume", run=plan.run)
+            run.begin(plan.journal, fresh=False, record="resume", run=plan.run)
         plan = _renumber(plan, _next_id(resumed_from))
-        journal.record(record="plan", actions=[a.as_dict() for a in plan.actions],
-                       manual=[m.as_dict() for m in plan.manual])
-        _carry_out(plan, journal, progress, results)
+        run.record(record="plan", actions=[a.as_dict() for a in plan.actions],
+                   manual=[m.as_dict() for m in plan.manual])
+        _carry_out(plan, run, progress, results)
         after = plan_repair(path, opts, run=plan.run)  # the re-check
-        journal.record(record="end", result="ok" if all(
-            r == "done" for r, _ in results.values()) else "failed")
+        run.end(all(r == "done" for r, _ in results.values()))
         return ApplyResult(plan, results, after, resumed_from is not None)
     except JournalWriteError as exc:
         raise _journal_failed(exc, plan, results) from None
-    finally:
-        journal.close()
 
 
 def _journal_failed(exc: JournalWriteError, plan: Plan, results: dict) -> AcidToolError:
@@ -320,7 +298,7 @@ def _renumber(plan: Plan, first: int) -> Plan:
 
 
 
-def _carry_out(plan: Plan, journal: Journal, progress, results: dict) -> None:
+def _carry_out(plan: Plan, run: Commit, progress, results: dict) -> None:
     made: set[str] = set()
     todo = list(plan.actions)
     done_count = 0
@@ -330,7 +308,7 @@ def _carry_out(plan: Plan, journal: Journal, progress, results: dict) -> None:
         first = todo[0]
         if isinstance(first, Compact):
             todo.pop(0)
-            _compact(first, plan, journal, results)
+            _compact(first, plan, run, results)
             done_count += 1
             if progress:
                 progress(done_count, len(plan.actions))
@@ -345,59 +323,43 @@ def _carry_out(plan: Plan, journal: Journal, progress, results: dict) -> None:
                 steps = _steps_for(action, plan, made)
             except (AcidToolError, OSError, ValueError) as exc:
                 results[action.id] = ("failed", f"not done: {_what(exc)}")
-                journal.record(record="failed", id=action.id, reason=_what(exc))
+                run.record(record="failed", id=action.id, reason=_what(exc))
                 continue
             prepared.append((action, steps))
         if not prepared:
             continue
-        journal.record(record="steps", actions=[{"id": a.id, "steps": [s.record() for s in st]}
-                                                for a, st in prepared])
+        run.steps({a.id: st for a, st in prepared})
         for action, steps in prepared:
-            _take_action(action, steps, plan, journal, results)
-        journal.record(record="done", ids=[a.id for a, _ in prepared
-                                           if results.get(a.id, ("",))[0] == "done"])
+            _take_action(action, steps, plan, run, results)
+        run.done([a.id for a, _ in prepared if results.get(a.id, ("",))[0] == "done"])
         done_count += len(batch)
         if progress:
             progress(done_count, len(plan.actions))
 
 
-def _compact(action: Compact, plan: Plan, journal: Journal, results: dict) -> None:
+def _compact(action: Compact, plan: Plan, run: Commit, results: dict) -> None:
     """A compaction (ACID024) by ``acidtool compact``'s writer, in this run's journal: its
     staging directory and the renames of what it wrote are this action's steps."""
     from ..compact.run import compact_partition
 
     url = plan.root.url if action.target in ("", ".") else plan.root.child(action.target).url
     assert plan.snapshot is not None
-    result, why, _ = compact_partition(url, plan.snapshot, action.compaction, journal,
+    result, why, _ = compact_partition(url, plan.snapshot, action.compaction, run,
                                        action.id, plan.run)
     results[action.id] = (result, why)
 
 
-def _take_action(action: Action, steps: list[Step], plan: Plan, journal: Journal,
+def _take_action(action: Action, steps: list[Step], plan: Plan, run: Commit,
                  results: dict) -> None:
-    taken: list[Step] = []
-    try:
-        for step in steps:
-            taken.append(step)
-            step.take()
-    except KeyboardInterrupt as exc:
-        problems = roll_back(taken)
-        with shielded():
-            journal.record(record="interrupted", id=action.id, problems=problems)
-        raise Interrupted(f"interrupted during {action.id}, which was rolled back; run "
-                          f"`acidtool repair {plan.path} --apply` again to finish, or "
-                          f"`acidtool undo {journal.path}`",
-                          15 if isinstance(exc, Terminated) else 2) from None
-    except (AcidToolError, OSError, ValueError) as exc:
-        if isinstance(exc, JournalWriteError):
-            raise
-        problems = roll_back(taken)
-        reason = f"failed and rolled back: {_what(exc)}" + (
-            f" (roll-back problems: {'; '.join(problems)})" if problems else "")
-        results[action.id] = ("failed", reason)
-        journal.record(record="failed", id=action.id, reason=reason)
-        return
-    results[action.id] = ("done", "")
+    def interrupted(problems: list[str]) -> str:
+        return (f"interrupted during {action.id}, which was rolled back; run `acidtool repair "
+                f"{plan.path} --apply` again to finish, or `acidtool undo {plan.journal}`")
+
+    with run.action(action.id, interrupted=interrupted, failed="failed and rolled back: ",
+                    done=False) as taking:
+        taking.take(steps, journaled=True)
+    results[action.id] = ("failed", taking.failed) if taking.failed is not None else \
+        ("done", "")
 
 
 def _what(exc: BaseException) -> str:
@@ -459,25 +421,20 @@ def undo(journal_path: str) -> UndoResult:
     if _rolled_back(records):  # the next run rolled this one back: what stands is its own
         steps = [s for s in steps if not (isinstance(s, PlaceDir) and s.placed_by_another())]
     steps += _early_scratch(records, root)
-    lock = TableLock(table_of(root), str(journal_path), "undo").acquire()
-    restore = False
-    try:
-        stale = lock.stale
-        if stale is not None and lock.stale_is_ours() and stale.get("journal") and \
+    with Commit(root, "undo", journal=str(journal_path)) as run:
+        stale = run.stale
+        if stale is not None and run.lock.stale_is_ours() and stale.get("journal") and \
                 not _same_file(stale.get("journal"), journal_path) and \
                 journal_unfinished(stale["journal"]):
-            restore = True
-            raise LockedError(f"an interrupted repair (journal {stale.get('journal')}) holds "
-                              f"{lock.location.url}: undo that journal first, or finish it "
-                              "with `acidtool repair --apply`")
+            raise StaleRunRefused(f"an interrupted repair (journal {stale.get('journal')}) "
+                                  f"holds {run.lock.location.url}: undo that journal first, "
+                                  "or finish it with `acidtool repair --apply`")
         problems = _check_all(steps)
         if problems:  # a precondition does not hold: nothing is touched
             return UndoResult(str(journal_path), root.url, 0, problems,
                               _refusal(steps, problems))
-        count, problems = _undo_steps(steps, journal_path)
+        count, problems = _undo_steps(steps, journal_path, run)
         return UndoResult(str(journal_path), root.url, count, problems)
-    finally:
-        lock.release(restore=restore)
 
 
 def _early_scratch(records: list[dict], root: Location) -> list[Step]:
@@ -494,26 +451,22 @@ def _early_scratch(records: list[dict], root: Location) -> list[Step]:
     return [Scratch(loc)]
 
 
-def _undo_steps(steps: list[Step], journal_path: str) -> tuple[int, list[str]]:
-    journal = Journal(journal_path)
+def _undo_steps(steps: list[Step], journal_path: str, run: Commit) -> tuple[int, list[str]]:
+    run.begin(journal_path, fresh=False, record="undo")
+    count, problems = 0, []
     try:
-        journal.record(record="undo")
-        count, problems = 0, []
-        try:
-            for step in steps:
-                changed = _changes(step)
-                problem = step.reverse()
-                if problem:
-                    problems.append(problem)
-                elif changed:
-                    count += 1
-        except KeyboardInterrupt:
-            raise Interrupted(f"undo interrupted; run `acidtool undo {journal_path}` again to "
-                              "finish", 2) from None
-        journal.record(record="undone", problems=problems)
-        return count, problems
-    finally:
-        journal.close()
+        for step in steps:
+            changed = _changes(step)
+            problem = step.reverse()
+            if problem:
+                problems.append(problem)
+            elif changed:
+                count += 1
+    except KeyboardInterrupt:
+        raise Interrupted(f"undo interrupted; run `acidtool undo {journal_path}` again to "
+                          "finish", 2) from None
+    run.record(record="undone", problems=problems)
+    return count, problems
 
 
 def _check_all(steps: list[Step]) -> list[str]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import time
-import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
@@ -42,7 +41,7 @@ from ...core.rules.index import top_fields
 from ...core.snapshot import Snapshot, make_snapshot
 from ...io.footers import read_footer_and_bytes
 from ...io.fs import Location, kind_of, list_tree, require_dir, resolve
-from ...io.journal import newest_change, state_dir
+from ...io.journal import default_journal, new_run_id, newest_change
 from ...table.facts import ValidateOptions, plan_all, read_all, select_codes
 from ...table.ls import require_not_acid_dir
 from ..convert.sources import committed_sources, fingerprint
@@ -101,10 +100,6 @@ class Plan:
         return not self.actions and not self.manual
 
 
-def new_run_id() -> str:
-    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + uuid.uuid4().hex[:6]
-
-
 def quarantine_root(root: Location, opts: RepairOptions) -> Location:
     if opts.quarantine is None:
         return root.child(QUARANTINE_DIR)
@@ -143,7 +138,7 @@ def plan_repair(path: str, opts: RepairOptions, *, run: str | None = None,
     run = run or new_run_id()
     quarantine = quarantine_root(root, opts).child(run)
     journal = os.path.abspath(opts.journal) if opts.journal else \
-        str(state_dir() / "journals" / f"{run}.jsonl")
+        default_journal("", run)
     table = table_root(root.path) if root.is_local else None
     if table is not None and inside(os.path.realpath(journal), os.path.realpath(table)):
         raise UsageError(f"--journal {journal}: inside the table {table}; the journal must "

@@ -10,9 +10,8 @@ from typing import Callable
 
 from ..core.errors import AcidToolError, UsageError
 from ..core.guards import inside
-from ..io.commit import LockedError, shielded
-from ..io.fs import Location, resolve
-from ..io.journal import (
+from .fs import Location, resolve
+from .journal import (
     Journal,
     MakeDir,
     Scratch,
@@ -23,6 +22,7 @@ from ..io.journal import (
     step_of,
     step_urls,
 )
+from .lock import StaleRunRefused, TableLock, shielded
 
 
 def roll_back(steps: list[Step]) -> list[str]:
@@ -111,11 +111,7 @@ def remove_empty_scratch(records: list[dict]) -> None:
                         pass
 
 
-class StaleRunRefused(LockedError):
-    """The table's lock names another command's unfinished run: its to finish, not ours."""
-
-
-def finish_stale(lock, command: str, refused: Callable[[str, list[dict]], str],
+def finish_stale(lock: TableLock, command: str, refused: Callable[[str, list[dict]], str],
                  by: str) -> None:
     """Roll back the unfinished run of ``command`` whose holder died with this table's lock
     (the emptied staging directories of its finished actions removed too), and end its
