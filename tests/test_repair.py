@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -210,6 +211,9 @@ def test_a_clean_table_needs_nothing_and_nothing_is_written(tmp_path):
     applied = run("repair", root, "--apply", "--format", "json")
     assert applied.code == 0 and applied.json()["actions"] == []
     assert tree(root) == before
+    # no file rewritten in place either (the table directory's own time moves: the lock)
+    assert {k: v for k, v in mtimes(root).items() if os.path.isfile(k)} == \
+        {k: v for k, v in times.items() if os.path.isfile(k)}
     assert not (tmp_path / "state").exists()  # no journal either
 
 
@@ -299,16 +303,20 @@ def test_journal_records_each_step_before_it_is_taken(tmp_path):
     assert "write" in ops and ops.count("rename") == 2
 
 
-def test_every_rule_says_what_repair_does_and_planners_match():
-    from acidtool.core.repair import NEVER_AUTOMATIC, PLANNERS
+def test_every_rule_declares_its_repair_and_each_kind_matches_its_planner():
     from acidtool.core.rules import REGISTRY
+    from acidtool.core.rules.registry import RepairKind
 
+    kinds = {code: r.repair.kind for code, r in REGISTRY.items()}
     for code, r in REGISTRY.items():
-        assert r.repair, f"{code} does not say what repair does"
-        if code in PLANNERS:
-            assert not r.repair.startswith("Never"), code
-        if code in NEVER_AUTOMATIC:
-            assert code not in PLANNERS and r.repair.startswith("Never"), code
+        assert r.repair.text, f"{code} does not say what repair does"
+        assert (r.repair.planner is None) == (r.repair.kind is RepairKind.MANUAL), code
+    # the repairs a person opts into, and those left to a person, as the docs say
+    assert {c for c, k in kinds.items() if k is RepairKind.OPT_IN} == {"ACID021", "ACID024"}
+    assert {"ACID012", "ACID013", "ACID016", "ACID018"} <= \
+        {c for c, k in kinds.items() if k is RepairKind.MANUAL}
+    assert REGISTRY["ACID022"].repair.opt_in and REGISTRY["ACID022"].repair.kind is \
+        RepairKind.AUTO  # its finished side files automatic, cutting a file opt-in
 
 
 def test_the_default_journal_goes_to_the_state_directory(tmp_path):
@@ -320,23 +328,19 @@ def test_the_default_journal_goes_to_the_state_directory(tmp_path):
     assert [a["target"] for a in doc["actions"]] == ["part-0000.orc"]
 
 
-def test_the_registry_refuses_a_rule_whose_repair_text_and_planner_disagree(monkeypatch):
-    from dataclasses import replace
-
-    import acidtool.core.repair as R
+@pytest.mark.parametrize("repair, problem", [
+    (("manual", "Rewrites the bucket properties.", "planner"), "a planner goes with"),
+    (("auto", "Quarantines it.", None), "a planner goes with"),
+    (("opt-in", "Quarantines it.", "planner"), "says what --select opts into"),
+    (("auto", "", "planner"), "does not say what `acidtool repair` does"),
+])
+def test_the_registry_refuses_a_rule_whose_repair_declaration_does_not_hold(repair, problem):
     from acidtool.core.rules import REGISTRY
-    from acidtool.core.rules.registry import rule
+    from acidtool.core.rules.registry import Repair, RepairKind, rule
 
-    R._check_declarations()  # as loaded: they agree
-    monkeypatch.setitem(REGISTRY, "ACID012", replace(REGISTRY["ACID012"],
-                                                     repair="Rewrites the bucket properties."))
-    with pytest.raises(ValueError, match="ACID012 says repair acts, but has no planner"):
-        R._check_declarations()
-    monkeypatch.setitem(REGISTRY, "ACID012", replace(REGISTRY["ACID012"],
-                                                     repair="Never automatic."))
-    monkeypatch.setitem(REGISTRY, "ACID009", replace(REGISTRY["ACID009"], repair="Nothing."))
-    with pytest.raises(ValueError, match="ACID009 has a planner"):
-        R._check_declarations()
-    with pytest.raises(ValueError, match="does not say what `acidtool repair` does"):
+    kind, text, planner = repair
+    declared = Repair(RepairKind(kind), text, (lambda *a: None) if planner else None)
+    with pytest.raises(ValueError, match=f"rule ACID999's repair .*{re.escape(problem)}"):
         rule("ACID999", "x", "error", "names", "x", what="", why="", example="", fix="",
-             repair="")(lambda r, p, ctx: [])
+             repair=declared)(lambda r, p, ctx: [])
+    assert "ACID999" not in REGISTRY

@@ -7,13 +7,14 @@ import os
 
 import pytest
 
-from acidtool.core.repair import PLANNERS
+from acidtool.core.rules import REGISTRY
 
 from .helpers.layouts import build
 from .helpers.rulecases import NAMES, layout, load
 from .helpers.runner import run
 from .test_repair import OLD, tree
 
+PLANNERS = {code for code, r in REGISTRY.items() if r.repair.planner is not None}
 CASES = [(code, case) for code, case in load() if "repair" in case]
 
 

@@ -513,8 +513,13 @@ def explain_text(code: str) -> str:
         "",
         "How to fix:", "  " + r.fix,
         "",
-        "What `acidtool repair` does:", "  " + r.repair,
+        f"What `acidtool repair` does ({_REPAIR_KIND[r.repair.kind.value]}):",
+        "  " + r.repair.text,
     ])
+
+
+_REPAIR_KIND = {"auto": "automatic", "opt-in": "only when --select names the rule",
+                "manual": "left to a person"}
 
 
 # ------------------------------------------------------------------------------------------------

@@ -34,9 +34,11 @@ from ...core.repair import (
     Action,
     Compact,
     Quarantine,
+    RebuildKeyIndex,
     RecoverStreaming,
     RenameFile,
     Rewrap,
+    SortEvents,
     WriteMarker,
 )
 from ...io.commit import (
@@ -101,61 +103,95 @@ class ApplyResult:
 
 
 def _steps_for(action: Action, plan: Plan, made: set[str]) -> list[Step]:
-    """The steps of one action, with the bytes of the files it writes."""
-    root, q = plan.root, plan.quarantine
-    steps: list[Step] = []
+    """The steps of one action, with the bytes of the files it writes: by the action's type
+    (``STEPS``)."""
+    b = _Steps(action, plan, made)
+    STEPS[type(action)](b, action)
+    return b.steps
 
-    def mkdirs(loc: Location) -> None:
+
+class _Steps:
+    """The steps of one action as they are worked out, and the directories they need."""
+
+    def __init__(self, action: Action, plan: Plan, made: set[str]) -> None:
+        self.action, self.plan, self.made = action, plan, made
+        self.root, self.q = plan.root, plan.quarantine
+        self.steps: list[Step] = []
+
+    def mkdirs(self, loc: Location) -> None:
         chain = []
-        while loc.url not in made and not exists(loc):
+        while loc.url not in self.made and not exists(loc):
             chain.append(loc)
             parent = posixpath.dirname(loc.path)
             if parent == loc.path:
                 break
             loc = Location(loc.store, parent, loc.url.rsplit("/", 1)[0])
         for d in reversed(chain):
-            steps.append(MakeDir(d))
-            made.add(d.url)
+            self.steps.append(MakeDir(d))
+            self.made.add(d.url)
 
-    def quarantined(rel: str) -> Location:
-        mkdirs(q.child(posixpath.dirname(rel)) if "/" in rel else q)
-        return q.child(rel)
+    def quarantined(self, rel: str) -> Location:
+        self.mkdirs(self.q.child(posixpath.dirname(rel)) if "/" in rel else self.q)
+        return self.q.child(rel)
 
-    def stage(name: str, content: bytes) -> Location:
-        where = q.child(f"{STAGING}/{action.id}/{name}")
-        mkdirs(q.child(f"{STAGING}/{action.id}/{posixpath.dirname(name)}".rstrip("/")))
-        steps.append(WriteNew.of(where, content))
+    def stage(self, name: str, content: bytes) -> Location:
+        where = self.q.child(f"{STAGING}/{self.action.id}/{name}")
+        self.mkdirs(self.q.child(f"{STAGING}/{self.action.id}/{posixpath.dirname(name)}"
+                                 .rstrip("/")))
+        self.steps.append(WriteNew.of(where, content))
         return where
 
-    if isinstance(action, Quarantine):
-        steps.append(Rename(root.child(action.target), quarantined(action.target)))
-    elif isinstance(action, RenameFile):
-        assert action.dest is not None
-        steps.append(Rename(root.child(action.target), root.child(action.dest)))
-    elif isinstance(action, Rewrap):
-        assert action.dest is not None
-        delta = posixpath.basename(action.dest)
-        for name, content in new_files(action, plan).items():
-            stage(f"{delta}/{name}", content)
-        staged = q.child(f"{STAGING}/{action.id}/{delta}")
-        steps.append(Rename(staged, root.child(action.dest), staged=True))
-        steps.append(Rename(root.child(action.target), quarantined(action.target)))
-    elif isinstance(action, WriteMarker) and not action.replace:
-        content = new_files(action, plan)[posixpath.basename(action.target)]
-        staged = stage(posixpath.basename(action.target), content)
-        steps.append(Rename(staged, root.child(action.target), staged=True,
-                            sha256=WriteNew.of(staged, content).sha256))
-    else:  # a file rewritten in place: the new bytes swapped in, the old ones kept
-        new, old = rewritten(action, plan)
-        staged = stage(posixpath.basename(action.target), new)
-        keep = quarantined(action.target)
-        steps.append(Swap(root.child(action.target), staged, keep,
-                          WriteNew.of(keep, old).sha256, WriteNew.of(staged, new).sha256))
-        if isinstance(action, RecoverStreaming):
-            steps.append(Rename(root.child(action.side), quarantined(action.side)))
-    return steps
+
+def _quarantine(b: _Steps, action: Action) -> None:
+    b.steps.append(Rename(b.root.child(action.target), b.quarantined(action.target)))
 
 
+def _rename(b: _Steps, action: Action) -> None:
+    assert action.dest is not None
+    b.steps.append(Rename(b.root.child(action.target), b.root.child(action.dest)))
+
+
+def _rewrap(b: _Steps, action: Action) -> None:
+    assert action.dest is not None
+    delta = posixpath.basename(action.dest)
+    for name, content in new_files(action, b.plan).items():
+        b.stage(f"{delta}/{name}", content)
+    staged = b.q.child(f"{STAGING}/{action.id}/{delta}")
+    b.steps.append(Rename(staged, b.root.child(action.dest), staged=True))
+    b.steps.append(Rename(b.root.child(action.target), b.quarantined(action.target)))
+
+
+def _write_marker(b: _Steps, action: Action) -> None:
+    assert isinstance(action, WriteMarker)
+    if action.replace:  # one with other contents: swapped
+        _swap(b, action)
+        return
+    content = new_files(action, b.plan)[posixpath.basename(action.target)]
+    staged = b.stage(posixpath.basename(action.target), content)
+    b.steps.append(Rename(staged, b.root.child(action.target), staged=True,
+                          sha256=WriteNew.of(staged, content).sha256))
+
+
+def _swap(b: _Steps, action: Action) -> None:
+    """A file rewritten in place: the new bytes swapped in, the old ones kept."""
+    new, old = rewritten(action, b.plan)
+    staged = b.stage(posixpath.basename(action.target), new)
+    keep = b.quarantined(action.target)
+    b.steps.append(Swap(b.root.child(action.target), staged, keep,
+                        WriteNew.of(keep, old).sha256, WriteNew.of(staged, new).sha256))
+
+
+def _recover(b: _Steps, action: Action) -> None:
+    """A streaming file cut at its last flushed length (swapped), its side file quarantined."""
+    assert isinstance(action, RecoverStreaming)
+    _swap(b, action)
+    b.steps.append(Rename(b.root.child(action.side), b.quarantined(action.side)))
+
+
+# an action's steps, by its type (a compaction is its writer's own: ``_compact``)
+STEPS: dict[type[Action], Callable[[_Steps, Action], None]] = {
+    Quarantine: _quarantine, RenameFile: _rename, Rewrap: _rewrap, WriteMarker: _write_marker,
+    RebuildKeyIndex: _swap, SortEvents: _swap, RecoverStreaming: _recover}
 
 
 # ------------------------------------------------------------------------------------------------

@@ -20,7 +20,8 @@ from .index import (
     raw_directory,
     top_fields,
 )
-from .registry import Rule, rule
+from .registry import AUTO, MANUAL, Repair, Rule, rule
+from .repairs import rebuild_key_index, rewrap_delta_file
 
 ACID_TYPES = ("int", "bigint", "int", "bigint", "bigint")  # the event columns but row
 
@@ -37,7 +38,9 @@ ACID_TYPES = ("int", "bigint", "int", "bigint", "bigint")  # the event columns b
       why="The query that reaches the file fails.",
       example="orders/delta_0000004_0000004_0000/bucket_00000 of 0 bytes after a killed copy",
       fix="Restore the file from its source or remove the directory it belongs to.",
-      repair="Never automatic: an unreadable file's rows are unknown.")
+      repair=Repair(MANUAL, "Never automatic: an unreadable file's rows are unknown.",
+                    manual='the file is not readable ORC: only its writer knows what it held; '
+                           'move it out of the table by hand once you have a copy'))
 def _unreadable(r: Rule, p: PartitionFacts, ctx: Context):
     for rel, facts in sorted(p.files.items()):
         if facts.error is not None:
@@ -59,9 +62,10 @@ def _unreadable(r: Rule, p: PartitionFacts, ctx: Context):
           "columns` or reads garbage.",
       example="orders/delta_0000008_0000008_0000/bucket_00000 with schema struct<id:int,...>",
       fix="`acidtool convert` re-wraps plain ORC into the ACID event schema.",
-      repair='Raw ORC in a delta: re-wrapped as for ACID004 (same write id, next free '
-             'statement id), the file quarantined. In a base or delete delta: left to a '
-             'person.')
+      repair=Repair(AUTO, 'Raw ORC in a delta: re-wrapped as for ACID004 (same write id, next '
+                          'free statement id), the file quarantined. In a base or delete delta: '
+                          'left to a person.',
+                    planner=rewrap_delta_file))
 def _not_acid(r: Rule, p: PartitionFacts, ctx: Context):
     if ctx.insert_only:
         return  # plain files are what an insert-only table holds (ACID027 judges it)
@@ -94,7 +98,9 @@ def _not_acid(r: Rule, p: PartitionFacts, ctx: Context):
       example="orders_mm/delta_0000004_0000004_0000/bucket_00000 with the ACID event schema",
       fix="If the table is full-ACID, drop --insert-only. Otherwise re-write the data as plain "
           "files (`acidtool convert --insert-only` from the rows `acidtool read` returns).",
-      repair="Never automatic: check the table's transactional_properties first.")
+      repair=Repair(MANUAL, "Never automatic: check the table's transactional_properties first.",
+                    manual="a full-ACID layout in an insert-only table: check the table's "
+                           'transactional_properties, then rewrite the data'))
 def _insert_only_layout(r: Rule, p: PartitionFacts, ctx: Context):
     if not ctx.insert_only:
         return
@@ -118,7 +124,9 @@ def _insert_only_layout(r: Rule, p: PartitionFacts, ctx: Context):
           "(written by Hive 3.1's query-based compaction) are a warning: engines differ.",
       example="struct<operation:int,originaltransaction:bigint,bucket:int,...>",
       fix="Re-write the file with the exact schema (`acidtool convert`).",
-      repair='Never automatic: rewrite the data through Hive.')
+      repair=Repair(MANUAL, 'Never automatic: rewrite the data through Hive.',
+                    manual='the ACID columns have the wrong order, names or types: rewrite the '
+                           'data through Hive (INSERT OVERWRITE ... SELECT) from a copy'))
 def _schema_mismatch(r: Rule, p: PartitionFacts, ctx: Context):
     for rel, facts in sorted(p.files.items()):
         if facts.error is not None or facts.footer is None:
@@ -161,9 +169,10 @@ def _judge_schema(footer) -> tuple[str | None, str] | None:
           "as table columns.",
       example="a delta written by a plain ORC writer with the right columns but no metadata",
       fix="Re-write with a writer that sets the key index (`acidtool convert`).",
-      repair="Rebuilds hive.acid.key.index from the stripes' last keys (as Hive's "
-             '`fixacidkeyindex --recover`): only the footer is rewritten, the stripes are byte '
-             'for byte the same; the old file is quarantined.')
+      repair=Repair(AUTO, "Rebuilds hive.acid.key.index from the stripes' last keys (as Hive's "
+                          '`fixacidkeyindex --recover`): only the footer is rewritten, the '
+                          'stripes are byte for byte the same; the old file is quarantined.',
+                    planner=rebuild_key_index))
 def _missing_key_index(r: Rule, p: PartitionFacts, ctx: Context):
     for f in acid_files(p):
         if "hive.acid.key.index" not in f.footer.metadata:
@@ -212,7 +221,9 @@ def _index_length_fits(entries: int, stripes: int, ctx: Context) -> bool:
       example="a 3-stripe file whose index has 1 entry",
       fix="Re-write the file (`acidtool convert`) or major-compact the partition (for Hive "
           "2.3's UPDATE files, before they grow past one split).",
-      repair="As ACID009. Hive 2.3's own split-update files (info) are left as they are.")
+      repair=Repair(AUTO, "As ACID009. Hive 2.3's own split-update files (info) are left as they "
+                          'are.',
+                    planner=rebuild_key_index))
 def _key_index(r: Rule, p: PartitionFacts, ctx: Context):
     for f in acid_files(p):
         rel, footer = f.rel, f.footer
@@ -265,7 +276,9 @@ def _hive23_update_pair(p: PartitionFacts, rel: str, footer) -> bool:
           "advises a major compaction; Hive itself does not need it.",
       example="a delta written by a Hive 2 writer or a hand-rolled ORC writer, read by Trino",
       fix="Major-compact the partition, or re-write with `acidtool convert`.",
-      repair='Never automatic: Hive reads the file without hive.acid.version.')
+      repair=Repair(MANUAL, 'Never automatic: Hive reads the file without hive.acid.version.',
+                    manual='Hive reads the file without hive.acid.version; nothing to repair '
+                           'unless an engine complains'))
 def _missing_acid_version(r: Rule, p: PartitionFacts, ctx: Context):
     if not ctx.hive_version.writes_acid_version:
         return
@@ -300,7 +313,10 @@ def _bucket_problem(values: tuple[int, ...], bucket_id: int) -> tuple[str, dict]
           "are never deleted.",
       example="delete_delta_0000009_0000009_0000/bucket_00000 holding deletes for bucket 1",
       fix="Re-write the events into the file of their bucket.",
-      repair='Never automatic: changing bucket properties changes which rows deletes hit.')
+      repair=Repair(MANUAL, 'Never automatic: changing bucket properties changes which rows '
+                            'deletes hit.',
+                    manual='changing bucket properties changes which rows deletes hit: rewrite '
+                           'the data through Hive (INSERT OVERWRITE ... SELECT)'))
 def _bucket_mismatch(r: Rule, p: PartitionFacts, ctx: Context):
     for f in acid_files(p):
         rel, fn = f.rel, f.file
@@ -322,7 +338,10 @@ def _bucket_mismatch(r: Rule, p: PartitionFacts, ctx: Context):
           "wrong statement id lets a delete in one statement hit rows of another.",
       example="delta_0000005_0000005_0001/bucket_00000 with bucket 536870912 (statement 0)",
       fix="Re-write with the right statement id (`acidtool convert --statement-id`).",
-      repair='Never automatic: changing statement ids changes which rows deletes hit.')
+      repair=Repair(MANUAL, 'Never automatic: changing statement ids changes which rows deletes '
+                            'hit.',
+                    manual='changing statement ids changes which rows deletes hit: rewrite the '
+                           'data through Hive (INSERT OVERWRITE ... SELECT)'))
 def _statement_mismatch(r: Rule, p: PartitionFacts, ctx: Context):
     for f in acid_files(p):
         entry = f.entry
@@ -363,7 +382,9 @@ def _other_statements(values: tuple[int, ...], statement_id: int) -> list[int] |
           "the range are read under the wrong snapshot or never.",
       example="delta_0000007_0000007_0000/bucket_00000 whose rows say currentTransaction 1",
       fix="Re-write the events with the directory's write id (`acidtool convert --write-id`).",
-      repair='Never automatic: which write ids are right only the metastore knows.')
+      repair=Repair(MANUAL, 'Never automatic: which write ids are right only the metastore knows.',
+                    manual="write ids outside the directory's range: only the metastore knows "
+                           'which are right; rewrite the data through Hive'))
 def _write_id_range(r: Rule, p: PartitionFacts, ctx: Context):
     for f in acid_files(p):
         entry, rel, rows = f.entry, f.rel, f.scan
@@ -409,7 +430,9 @@ def _write_id_range(r: Rule, p: PartitionFacts, ctx: Context):
           "a row, or an insert in a delete delta, is applied the wrong way.",
       example="delete_delta_0000004_0000004_0000/bucket_00000 holding operation 0 events",
       fix="Major-compact under the Hive version that wrote the table, or re-write the events.",
-      repair='Never automatic: wrong operations change which rows Hive returns.')
+      repair=Repair(MANUAL, 'Never automatic: wrong operations change which rows Hive returns.',
+                    manual='wrong operations in a delta change which rows Hive returns: rewrite '
+                           'the data through Hive'))
 def _wrong_operation(r: Rule, p: PartitionFacts, ctx: Context):
     legacy = is_legacy(p, ctx)
     for f in acid_files(p):
@@ -507,7 +530,8 @@ def _row_types_seen(p: PartitionFacts, ctx: Context) -> list[tuple[str, list[str
               "id:int>",
       fix="Re-write the odd files with the table's schema (`acidtool convert --schema`).",
       gather=_row_types_seen,
-      repair='Never automatic: ALTER TABLE or rewrite the data.')
+      repair=Repair(MANUAL, 'Never automatic: ALTER TABLE or rewrite the data.',
+                    manual='row columns differ between files: ALTER TABLE or rewrite the data'))
 def _row_schema(r: Rule, seen: list[tuple[str, list[str], list[str]]], ctx: Context):
     if ctx.schema:
         try:

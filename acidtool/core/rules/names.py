@@ -25,7 +25,16 @@ from .index import (
     live_acid_entries,
     raw_directory,
 )
-from .registry import Rule, rule
+from .registry import AUTO, MANUAL, OPT_IN, Repair, Rule, rule
+from .repairs import (
+    clean_obsolete,
+    compact_due,
+    finish_streaming,
+    quarantine_leftover,
+    rewrap_delta_file,
+    rewrap_root_file,
+    write_marker,
+)
 
 
 @rule("ACID001", "foreign-data-file", "error", "names",
@@ -44,11 +53,12 @@ from .registry import Rule, rule
               "(a DataX hdfswriter output file)",
       fix="Move the file out of the table and load it properly: `acidtool convert` re-wraps "
           "raw ORC into a delta directory Hive reads (`--move-sources` moves the originals out).",
-      repair='With --write-id W (a write id the metastore has committed for the table; Hive '
-             '2.3: a committed transaction id), re-wraps the raw ORC file into a new '
-             "delta_W_W_SSSS with convert's writer and quarantines the file. Without "
-             '--write-id it is left to a person. Files that hold ACID events, or are not ORC, '
-             'are left to a person.')
+      repair=Repair(AUTO, 'With --write-id W (a write id the metastore has committed for the '
+                          'table; Hive 2.3: a committed transaction id), re-wraps the raw ORC '
+                          "file into a new delta_W_W_SSSS with convert's writer and quarantines "
+                          'the file. Without --write-id it is left to a person. Files that hold '
+                          'ACID events, or are not ORC, are left to a person.',
+                    planner=rewrap_root_file))
 def _foreign_files(r: Rule, p: PartitionFacts, ctx: Context):
     has_acid = bool(acid_entries(p))
     base = next((e.name for e in p.state.entries if e.kind == "base"), None)
@@ -107,9 +117,10 @@ def _compacted_originals(p: PartitionFacts) -> list:
           "StringIndexOutOfBoundsException) and the whole query fails.",
       example="delta_abc/, delta_5/ (no max write id), base_0000010_v0000020/ under Hive 3",
       fix="Rename the directory to Hive's form (`delta_%07d_%07d_%04d`) or move it out.",
-      repair='Quarantines the directory once nothing in it changed for --min-age (default 1h): '
-             'Hive never reads a directory whose name it cannot parse.',
-      waits_for_age=True)
+      repair=Repair(AUTO, 'Quarantines the directory once nothing in it changed for --min-age '
+                          '(default 1h): Hive never reads a directory whose name it cannot parse.',
+                    planner=quarantine_leftover,
+                    waits_for_age=True))
 def _invalid_names(r: Rule, p: PartitionFacts, ctx: Context):
     for e in p.state.entries:
         if not e.is_dir or is_hidden(e.name):
@@ -141,11 +152,12 @@ def _dir_name_problem(name: str, hive_version: str) -> tuple[str, str] | None:
       example="orders/.hive-staging_hive_2024-01-01_12-00-00_1234/, "
               "orders/delta_0000003_0000003_0000/part-1/",
       fix="Check that no job is still writing, then delete the directory.",
-      repair='Quarantines staging and temporary directories (.hive-staging_*, _temporary, '
-             '_tmp*, _acidtool_staging_*) once unchanged for --min-age (default 1h: a running '
-             "query's staging directory is young). Non-ACID and nested directories may hold "
-             'data Hive reads: left to a person.',
-      waits_for_age=True)
+      repair=Repair(AUTO, 'Quarantines staging and temporary directories (.hive-staging_*, '
+                          '_temporary, _tmp*, _acidtool_staging_*) once unchanged for --min-age '
+                          "(default 1h: a running query's staging directory is young). Non-ACID "
+                          'and nested directories may hold data Hive reads: left to a person.',
+                    planner=quarantine_leftover,
+                    waits_for_age=True))
 def _stray_dirs(r: Rule, p: PartitionFacts, ctx: Context):
     has_acid = bool(acid_entries(p))
     compacted = {e.name for e in _compacted_originals(p)}  # obsolete (ACID021), not stray
@@ -187,11 +199,12 @@ def _stray_dirs(r: Rule, p: PartitionFacts, ctx: Context):
           "are looked up in the wrong file.",
       example="orders/delta_0000007_0000007_0000/orders__6f1c9e2a_3b7d (a DataX file)",
       fix="Re-write the data with `acidtool convert`, which names files `bucket_%05d`.",
-      repair="An ACID file under another name (bucket_00000.orc, 'bucket_00000 (1)') is "
-             "renamed to the bucket its rows' bucket property names, when no file has that "
-             'name. Raw ORC in a delta of one write id is re-wrapped into a new delta of the '
-             'same write id (the next free statement id) and quarantined. In a base or delete '
-             'delta: left to a person.')
+      repair=Repair(AUTO, "An ACID file under another name (bucket_00000.orc, 'bucket_00000 (1)') "
+                          "is renamed to the bucket its rows' bucket property names, when no file "
+                          'has that name. Raw ORC in a delta of one write id is re-wrapped into a '
+                          'new delta of the same write id (the next free statement id) and '
+                          'quarantined. In a base or delete delta: left to a person.',
+                    planner=rewrap_delta_file))
 def _bad_file_names(r: Rule, p: PartitionFacts, ctx: Context):
     version = ctx.hive_version
     for e in acid_entries(p):
@@ -234,8 +247,9 @@ def _bad_file_names(r: Rule, p: PartitionFacts, ctx: Context):
       example="orders/delta_0000003_0000003_0000/ holding only bucket_00000",
       fix="Write the marker (`printf 2 > dir/_orc_acid_version`), or let `acidtool convert` "
           "write the directory.",
-      repair="Writes the missing _orc_acid_version ('2'); one with other contents is "
-             'quarantined and written anew.')
+      repair=Repair(AUTO, "Writes the missing _orc_acid_version ('2'); one with other contents is "
+                          'quarantined and written anew.',
+                    planner=write_marker))
 def _acid_version_marker(r: Rule, p: PartitionFacts, ctx: Context):
     if not ctx.hive_version.writes_acid_version or ctx.insert_only:
         return
@@ -263,7 +277,11 @@ def _acid_version_marker(r: Rule, p: PartitionFacts, ctx: Context):
       example="delta_0000001_0000005/ and delta_0000003_0000008/; delta_5_5_0000/ and "
               "delta_0000005_0000005_0000/",
       fix="Find which writer produced the odd one, keep the right data, remove the other.",
-      repair='Never automatic: which of two overlapping deltas is right is a decision.')
+      repair=Repair(MANUAL, 'Never automatic: which of two overlapping deltas is right is a '
+                            'decision.',
+                    manual='overlapping deltas: which one is right is a decision (run a major '
+                           'compaction, or quarantine the duplicate by hand after comparing '
+                           '`acidtool read`)'))
 def _overlaps(r: Rule, p: PartitionFacts, ctx: Context):
     deltas = sorted((e.parsed for e in live_acid_entries(p) if isinstance(e.parsed, Delta)),
                     key=Delta.sort_key)
@@ -292,7 +310,7 @@ def _overlaps(r: Rule, p: PartitionFacts, ctx: Context):
           "the filesystem but not to the metastore (a load whose write id was never committed).",
       example="delta_0000012_0000012_0000/ with --write-ids 'db.t:11:9223372036854775807::'",
       fix="Commit the write id in the metastore (or remove the directory if the load failed).",
-      repair='Nothing: the snapshot, not the directory, decides what is visible.')
+      repair=Repair(MANUAL, 'Nothing: the snapshot, not the directory, decides what is visible.'))
 def _invisible(r: Rule, p: PartitionFacts, ctx: Context):
     if not ctx.snapshot_given:
         return
@@ -310,14 +328,16 @@ def _invisible(r: Rule, p: PartitionFacts, ctx: Context):
       example="delta_0000001_0000001_0000/ next to base_0000005/",
       fix="Check the compactor and cleaner (`SHOW COMPACTIONS`); they are removed once no "
           "reader needs them.",
-      repair='Only with --select ACID021 and a snapshot (--write-ids, or --txns for Hive 2.3): '
-             'quarantines aborted directories, and obsolete ones whose covering base or delta '
-             'is below every write id open in the snapshot, once unchanged for --min-age. '
-             "Hive's cleaner waits for every transaction that was open when the compaction "
-             'committed, readers included; a write-id snapshot does not show readers of other '
-             'tables, so --min-age must exceed your longest query.',
-      opt_in='quarantine obsolete and aborted directories',
-      waits_for_age=True)
+      repair=Repair(OPT_IN, 'Only with --select ACID021 and a snapshot (--write-ids, or --txns '
+                            'for Hive 2.3): quarantines aborted directories, and obsolete ones '
+                            'whose covering base or delta is below every write id open in the '
+                            "snapshot, once unchanged for --min-age. Hive's cleaner waits for "
+                            'every transaction that was open when the compaction committed, '
+                            'readers included; a write-id snapshot does not show readers of other '
+                            'tables, so --min-age must exceed your longest query.',
+                    planner=clean_obsolete,
+                    opt_in='quarantine obsolete and aborted directories',
+                    waits_for_age=True))
 def _cleaner(r: Rule, p: PartitionFacts, ctx: Context):
     # what half of a compaction hides is no cleaner's (ACID029): its rows are read nowhere else
     halves = {name for h in half_done(p.state) for name in h.hidden}
@@ -340,12 +360,13 @@ def _cleaner(r: Rule, p: PartitionFacts, ctx: Context):
           "committed.",
       example="delta_0000021_0000030/bucket_00000_flush_length",
       fix="Nothing while the client runs; otherwise close or abort its transaction batch.",
-      repair="Quarantines a _flush_length side file whose last length is the file's size (the "
-             'writer finished), once unchanged for --min-age. With --select ACID022 also cuts '
-             'a longer file at its last flushed length (as `orcfiledump --recover`), '
-             'quarantining the file and its side file.',
-      opt_in='recover streaming files longer than their last flush',
-      waits_for_age=True)
+      repair=Repair(AUTO, "Quarantines a _flush_length side file whose last length is the file's "
+                          'size (the writer finished), once unchanged for --min-age. With '
+                          '--select ACID022 also cuts a longer file at its last flushed length '
+                          '(as `orcfiledump --recover`), quarantining the file and its side file.',
+                    planner=finish_streaming,
+                    opt_in='recover streaming files longer than their last flush',
+                    waits_for_age=True))
 def _open_streaming(r: Rule, p: PartitionFacts, ctx: Context):
     for e in acid_entries(p):
         for f in e.files:
@@ -367,8 +388,9 @@ def _open_streaming(r: Rule, p: PartitionFacts, ctx: Context):
               "delta_0000005_0000005_0000/, no delta_0000001_0000005/",
       fix="Hive's compactor: let it finish (SHOW COMPACTIONS). acidtool's, killed: `acidtool "
           "undo JOURNAL`, or the next `acidtool compact` rolls it back first.",
-      repair="Nothing: the compaction that placed it finishes or rolls it back; repair "
-             "quarantines none of the directories it hides (ACID021 leaves them too).")
+      repair=Repair(MANUAL, 'Nothing: the compaction that placed it finishes or rolls it back; '
+                            'repair quarantines none of the directories it hides (ACID021 leaves '
+                            'them too).'))
 def _half_compaction(r: Rule, p: PartitionFacts, ctx: Context):
     for h in half_done(p.state):
         yield r.finding(p.path(h.placed), h.message(), missing=h.missing, hidden=list(h.hidden))
@@ -381,7 +403,8 @@ def _half_compaction(r: Rule, p: PartitionFacts, ctx: Context):
           "anything copied there later is never read.",
       example="HIVE_UNION_SUBDIR_1/000000_0 next to base_0000005/",
       fix="Nothing if it was compacted; otherwise load the data properly.",
-      repair='Nothing: original files under a base are history Hive no longer reads.')
+      repair=Repair(MANUAL, 'Nothing: original files under a base are history Hive no longer '
+                            'reads.'))
 def _unread_originals(r: Rule, p: PartitionFacts, ctx: Context):
     if p.state.base is None:
         return
@@ -411,11 +434,13 @@ def _table_name(url: str, ctx: Context) -> str:
       example="25 deltas on top of base_0000100/",
       fix="Run the statement in the finding (`ALTER TABLE ... COMPACT 'minor'` or 'major'), "
           "or `acidtool compact`.",
-      repair="Only with --select ACID024 and a snapshot (--write-ids, --txns for Hive 2.3, or "
-             "--metastore): runs the compaction the finding names with `acidtool compact`'s "
-             "writer (the same files, journal and undo), after every other action of the "
-             "plan; the directories it reads stay, obsolete, for the Cleaner.",
-      opt_in="compact partitions Hive's Initiator would compact")
+      repair=Repair(OPT_IN, 'Only with --select ACID024 and a snapshot (--write-ids, --txns for '
+                            'Hive 2.3, or --metastore): runs the compaction the finding names '
+                            "with `acidtool compact`'s writer (the same files, journal and undo), "
+                            'after every other action of the plan; the directories it reads stay, '
+                            'obsolete, for the Cleaner.',
+                    planner=compact_due,
+                    opt_in="compact partitions Hive's Initiator would compact"))
 def _compaction_due(r: Rule, p: PartitionFacts, ctx: Context):
     from ..compaction import decide, statement
 
@@ -440,7 +465,8 @@ def _compaction_due(r: Rule, p: PartitionFacts, ctx: Context):
       example="orders/delta_0000005_0000005_0000 -> /backup/orders/delta_0000005_0000005_0000",
       fix="Replace the link by the directory or file it points to (`cp -r --remove-destination` "
           "or `rsync -L`), or remove it if its data is not part of the table.",
-      repair='Never automatic: replace the link with its data, or remove it.')
+      repair=Repair(MANUAL, 'Never automatic: replace the link with its data, or remove it.',
+                    manual='a symbolic link: replace it with the data it points to, or remove it'))
 def _symbolic_links(r: Rule, p: PartitionFacts, ctx: Context):
     for link in p.links:
         yield r.finding(p.path(link), "symbolic link: acidtool does not follow it (nothing "
@@ -458,8 +484,11 @@ def _symbolic_links(r: Rule, p: PartitionFacts, ctx: Context):
       example="orders/delta_0000005_0000005_0000/ next to orders/ds=2024-01-01/",
       fix="Move the data into the partition it belongs to (a raw file with `acidtool convert "
           "--partition k=v`), or out of the table.", stray=True,
-      repair='Never automatic: which partition the data belongs to is a decision; move it '
-             'there (or convert it with --partition), or out of the table.')
+      repair=Repair(MANUAL, 'Never automatic: which partition the data belongs to is a decision; '
+                            'move it there (or convert it with --partition), or out of the table.',
+                    manual='data outside every partition: move it into the partition it belongs '
+                           'to (a raw file with `acidtool convert --partition k=v`), or out of '
+                           'the table'))
 def _outside_partitions(r: Rule, stray: list, ctx: Context):
     urls = set(stray)
     for url in sorted(urls):

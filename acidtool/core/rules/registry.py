@@ -8,6 +8,7 @@ be read in other processes) and checks them all at once.
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
@@ -24,6 +25,41 @@ class Finding:
     path: str
     message: str
     details: dict = field(default_factory=dict, compare=False)
+
+
+class RepairKind(str, enum.Enum):
+    AUTO = "auto"  # `repair --apply` acts (some repairs wait until a leftover is --min-age old)
+    OPT_IN = "opt-in"  # it acts only when --select names the rule
+    MANUAL = "manual"  # left to a person: the plan says what to do, and why
+
+
+@dataclass(frozen=True)
+class Repair:
+    """What `acidtool repair` does about a rule's findings, declared with the rule: its kind,
+    the text `acidtool explain` prints, and the planner that does it (``rules/repairs.py``;
+    none for ``MANUAL``, whose ``manual`` says what goes to a person)."""
+
+    kind: RepairKind
+    text: str
+    planner: Callable | None = field(default=None, repr=False, compare=False)
+    manual: str = "no automatic repair for this rule"
+    opt_in: str | None = None  # what --select opts into (OPT_IN, or part of an AUTO repair)
+    waits_for_age: bool = False  # a leftover a running job may still own: --min-age first
+
+    def problem(self) -> str | None:
+        """What is wrong with this declaration, if anything."""
+        if not self.text:
+            return "does not say what `acidtool repair` does about it"
+        if (self.kind is RepairKind.MANUAL) != (self.planner is None):
+            return "a planner goes with an AUTO or OPT_IN repair, and only with one"
+        if self.kind is RepairKind.OPT_IN and not self.opt_in:
+            return "an OPT_IN repair says what --select opts into"
+        if self.kind is RepairKind.MANUAL and (self.opt_in or self.waits_for_age):
+            return "a MANUAL repair neither opts in nor waits"
+        return None
+
+
+AUTO, OPT_IN, MANUAL = RepairKind.AUTO, RepairKind.OPT_IN, RepairKind.MANUAL
 
 
 @dataclass(frozen=True)
@@ -44,17 +80,20 @@ class Rule:
     # processes. A partition rule has none and checks one partition (``check(p, ctx)``).
     gather: Callable[[PartitionFacts, Context], list] | None = field(default=None, repr=False,
                                                                      compare=False)
-    # What `acidtool repair` does about a finding, or why it leaves it to a person (shown by
-    # `acidtool explain`); said by every rule, next to its check. The planner that does it is
-    # registered by core/repair.py, which refuses a rule whose text and planner disagree.
-    repair: str = ""
-    # Repairs that run only when --select names the rule: what the person opts into.
-    opt_in: str | None = None
-    # Repairs of leftovers a running job may still own: only once unchanged for --min-age.
-    waits_for_age: bool = False
+    # What `acidtool repair` does about a finding (its kind, text and planner), or why it
+    # leaves it to a person; declared by every rule, next to its check.
+    repair: Repair = field(default=Repair(MANUAL, ""), compare=False)
     # A table rule over what lies in no partition of a partitioned table (``check(stray urls,
     # ctx)``): data Hive never reads, however the partitions were checked.
     stray: bool = False
+
+    @property
+    def opt_in(self) -> str | None:
+        return self.repair.opt_in
+
+    @property
+    def waits_for_age(self) -> bool:
+        return self.repair.waits_for_age
 
     def run(self, facts, ctx: Context) -> Iterable[Finding]:
         """The findings over one partition's facts (or, for a table rule, what it gathered)."""
@@ -68,15 +107,16 @@ class Rule:
 REGISTRY: dict[str, Rule] = {}
 
 
-def rule(code, name, severity, level, summary, *, what, why, example, fix, repair,
-         gather=None, stray=False, opt_in=None, waits_for_age=False):
+def rule(code, name, severity, level, summary, *, what, why, example, fix, repair: Repair,
+         gather=None, stray=False):
     def register(fn):
         if code in REGISTRY:
             raise ValueError(f"rule code {code} registered twice")
-        if not repair:
-            raise ValueError(f"rule {code} does not say what `acidtool repair` does about it")
+        problem = repair.problem()
+        if problem:
+            raise ValueError(f"rule {code}'s repair {problem}")
         REGISTRY[code] = Rule(code, name, severity, level, summary, what, why, example, fix, fn,
-                              gather, repair, opt_in, waits_for_age, stray)
+                              gather, repair, stray)
         return fn
     return register
 

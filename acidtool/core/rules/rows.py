@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from ..facts import ACID_NAMES, Context, PartitionFacts
 from .index import scans
-from .registry import Rule, rule
+from .registry import AUTO, MANUAL, Repair, Rule, rule
+from .repairs import sort_events
 
 
 @rule("ACID015", "unsorted-events", "error", "rows",
@@ -15,9 +16,11 @@ from .registry import Rule, rule
           "or duplicate rows silently.",
       example="a delta written by Spark with the events in arbitrary order",
       fix="Re-write the file sorted (`acidtool convert` writes row ids in order).",
-      repair="Rewrites the file's events sorted by (originalTransaction, bucket, rowId): the "
-             'same events with the same ROW__IDs, a new key index; refused if the rewrite '
-             'would change a column type. The old file is quarantined.')
+      repair=Repair(AUTO, "Rewrites the file's events sorted by (originalTransaction, bucket, "
+                          'rowId): the same events with the same ROW__IDs, a new key index; '
+                          'refused if the rewrite would change a column type. The old file is '
+                          'quarantined.',
+                    planner=sort_events))
 def _unsorted(r: Rule, p: PartitionFacts, ctx: Context):
     for rel, rows in scans(p):
         if rows.first_unsorted is not None:
@@ -32,7 +35,9 @@ def _unsorted(r: Rule, p: PartitionFacts, ctx: Context):
           "Hive's merge can fail with `Two readers for {...}`.",
       example="the same source file converted twice into one delta",
       fix="Re-write the file with unique row ids.",
-      repair='Never automatic: duplicate ROW__IDs decide which rows a delete hits.')
+      repair=Repair(MANUAL, 'Never automatic: duplicate ROW__IDs decide which rows a delete hits.',
+                    manual='duplicate ROW__IDs: a delete hits both rows or neither; rewrite the '
+                           'data through Hive (INSERT OVERWRITE ... SELECT DISTINCT ...)'))
 def _duplicates(r: Rule, p: PartitionFacts, ctx: Context):
     for rel, rows in scans(p):
         if rows.first_duplicate is not None:
@@ -49,7 +54,8 @@ def _duplicates(r: Rule, p: PartitionFacts, ctx: Context):
           "NullPointerException.",
       example="a delta written by a foreign tool whose bucket column is null for some rows",
       fix="Re-write the events with every column set (`acidtool convert`).",
-      repair='Never automatic: rewrite the data through Hive.')
+      repair=Repair(MANUAL, 'Never automatic: rewrite the data through Hive.',
+                    manual='null ACID event columns: rewrite the data through Hive'))
 def _null_event_values(r: Rule, p: PartitionFacts, ctx: Context):
     for rel, rows in scans(p):
         if any(rows.null_values):
