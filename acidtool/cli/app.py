@@ -34,6 +34,17 @@ decode_app = typer.Typer(help="Decode the numbers Hive writes: bucket properties
 
 
 class Format(str, enum.Enum):
+    """``--format`` of the commands that show a result as text or JSON (the one Output each
+    is rendered by: ``results.output_for``). A command with formats of its own (validate's
+    JSONL, SQL, SVG...) declares them on the command."""
+
+    text = "text"
+    json = "json"
+
+
+class TableFormat(str, enum.Enum):
+    """``--format`` of the listings (ls, meta, rules, decode): their text is a table."""
+
     table = "table"
     json = "json"
 
@@ -50,9 +61,18 @@ WRITE_IDS_HELP = ("Snapshot as a ValidWriteIdList, 'db.tbl:hwm:minOpen:open,ids:
 TXNS_HELP = ("ValidTxnList 'hwm:minOpenTxn:open:aborted' (Hive 4: decides which _v<txn> "
              "directories are visible). With --hive-version 2 it is the snapshot itself, in 2.3's "
              "'hwm:minOpenTxn[:exception]*' form. Default: everything committed.")
-VERSION_HELP = ("Hive semantics to apply: 2 (2.3), 3 or 4. Default: 4, or the metastore's "
-                "version with --metastore (which it must agree with if given).")
-HIVE_VERSION = typer.Option(None, "--hive-version", help=VERSION_HELP)
+
+
+def hive_version_option(says: str = "Hive semantics to apply"):
+    """``--hive-version``, declared once: ``says`` what the version decides for the command."""
+    return typer.Option(None, "--hive-version", help=f"{says}: 2 (2.3), 3 or 4. Default: 4, or "
+                        "the metastore's version with --metastore (which it must agree with "
+                        "if given).")
+
+
+HIVE_VERSION = hive_version_option()
+MASTER = typer.Option(None, "--master", help="With --spark: the Spark master (default "
+                      "local[*], or the active session's).")
 # The snapshot options most commands take, declared once.
 WRITE_IDS = typer.Option(None, "--write-ids", help=WRITE_IDS_HELP)
 TXNS = typer.Option(None, "--txns", help=TXNS_HELP)

@@ -11,16 +11,17 @@ import typer
 from ..core.errors import UsageError
 from .app import (
     INSERT_ONLY,
+    MASTER,
     METASTORE,
     TXNS,
     WRITE_IDS,
-    Format,
     HiveVersion,
+    TableFormat,
     app,
     emit,
-    emit_json,
     emit_json_text,
     emit_raw,
+    hive_version_option,
     note,
     snapshot_note,
 )
@@ -58,9 +59,7 @@ _RECURSIVE = typer.Option(False, "--recursive", "-r", help="Find every ACID tabl
 _LEVEL = typer.Option(Level.metadata, "--level", help="names: the listing only; "
                       "metadata: also ORC footers and marker files; rows: also a scan "
                       "of the five ACID columns.")
-_HIVE_VERSION = typer.Option(
-    None, "--hive-version", help="Judge the table by what this Hive writes: 2 (2.3), 3 or "
-    "4. Default: 4, or the metastore's version.")
+_HIVE_VERSION = hive_version_option("Judge the table by what this Hive writes")
 _TABLE = typer.Option(None, "--table", help="db.table, for multi-table "
                       "--write-ids and for the COMPACT statements.")
 _SCHEMA = typer.Option(None, "--schema", help="The table's columns as an ORC "
@@ -85,8 +84,6 @@ _DELTA_PCT = typer.Option(0.1, "--delta-pct-threshold", min=0.0,
 _SPARK = typer.Option(False, "--spark", help="Check the partitions on Spark's "
                       "executors (footers, rows, rules); the driver lists the tree "
                       "and gathers the findings: the same findings as without it.")
-_MASTER = typer.Option(None, "--master", help="With --spark: the Spark "
-                       "master (default local[*], or the active session's).")
 _OUTPUT = typer.Option(None, "--output", help="Also write the findings as a "
                        "Parquet dataset: DIR/findings/ and DIR/tables/ (a "
                        "summary per table).")
@@ -112,7 +109,7 @@ def validate_command(
     delta_num: int = _DELTA_NUM,
     delta_pct: float = _DELTA_PCT,
     spark: bool = _SPARK,
-    master: Optional[str] = _MASTER,
+    master: Optional[str] = MASTER,
     output: Optional[str] = _OUTPUT,
 ) -> None:
     """Lint ACID table directories and landing zones, as Hive would see them.
@@ -166,31 +163,24 @@ def validate_command(
 
 
 def _render(report, fmt: ValidateFormat, fail_on: Severity) -> None:
-    from .output import (
-        validate_github,
-        validate_json,
-        validate_jsonl,
-        validate_junit,
-        validate_summary,
-        validate_text,
-    )
+    from .output import validate_github, validate_jsonl, validate_junit, validate_summary
+    from .results import output_for
 
-    if fmt is ValidateFormat.json:
-        emit_json(validate_json(report))
-    elif fmt is ValidateFormat.jsonl:
+    # text and JSON through the one Output; the CI formats are validate's own
+    if fmt is ValidateFormat.jsonl:
         emit_json_text(validate_jsonl(report))
     elif fmt is ValidateFormat.junit:
         emit_raw(validate_junit(report, fail_on.value))
     elif fmt is ValidateFormat.github:
         emit_raw(validate_github(report))
     else:
-        emit(validate_text(report))
+        output_for(fmt).validate(report)
     if fmt is not ValidateFormat.text:
         print(f"acidtool: {validate_summary(report)}", file=sys.stderr)
 
 
 @app.command("rules")
-def rules_command(fmt: Format = typer.Option(Format.table, "--format",
+def rules_command(fmt: TableFormat = typer.Option(TableFormat.table, "--format",
                                              help="table or json.")) -> None:
     """List validate's rules: code, name, default severity, level and summary.
 

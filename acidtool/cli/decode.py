@@ -6,27 +6,23 @@ from typing import List
 
 import typer
 
-from .app import Format, HiveVersion, decode_app, emit, emit_json
+from .app import HiveVersion, TableFormat, decode_app
 
 
 @decode_app.command("bucket")
 def decode_bucket(
     values: List[str] = typer.Argument(..., help="Encoded bucket properties, e.g. 536936448 "
                                        "or 0x20010000."),
-    fmt: Format = typer.Option(Format.table, "--format"),
+    fmt: TableFormat = typer.Option(TableFormat.table, "--format"),
 ) -> None:
     """Decode the bucket column of ACID rows (BucketCodec): codec version, bucket id, statement.
 
     Example: acidtool decode bucket 536870912 536936451
     """
     from ..commands.inspect.decode import decode_buckets
-    from .output import decoded_buckets_text
+    from .results import output_for
 
-    rows = decode_buckets(values)
-    if fmt is Format.json:
-        emit_json(rows if len(rows) > 1 else rows[0])
-    else:
-        emit(decoded_buckets_text(rows))
+    output_for(fmt).decoded_buckets(decode_buckets(values))
 
 
 @decode_app.command("write-ids")
@@ -36,7 +32,7 @@ def decode_write_ids(
     txns: bool = typer.Option(False, "--txns", help="Read TEXT as a ValidTxnList instead."),
     hive_version: HiveVersion = typer.Option(HiveVersion.V4, "--hive-version",
                                              help="With --txns: 2 reads the 2.3 form."),
-    fmt: Format = typer.Option(Format.table, "--format"),
+    fmt: TableFormat = typer.Option(TableFormat.table, "--format"),
 ) -> None:
     """Say what a snapshot string means: high watermark, open and aborted ids, what is visible.
 
@@ -47,10 +43,6 @@ def decode_write_ids(
       acidtool decode write-ids --txns '150:121:99:121' --hive-version 2
     """
     from ..commands.inspect.decode import decode_snapshot
-    from .output import decoded_snapshot_json, decoded_snapshot_text
+    from .results import output_for
 
-    decoded = decode_snapshot(text, txns=txns, hive_version=hive_version)
-    if fmt is Format.json:
-        emit_json(decoded_snapshot_json(decoded))
-    else:
-        emit(decoded_snapshot_text(decoded))
+    output_for(fmt).decoded_snapshot(decode_snapshot(text, txns=txns, hive_version=hive_version))

@@ -10,24 +10,20 @@ import typer
 from ..core.errors import UsageError
 from .app import (
     INSERT_ONLY,
+    MASTER,
     METASTORE,
     TXNS,
     WRITE_IDS,
+    Format,
     HiveVersion,
     app,
-    emit,
-    emit_json,
+    hive_version_option,
     snapshot_note,
 )
 
 
 class ExportTo(str, enum.Enum):
     iceberg = "iceberg"
-
-
-class ExportFormat(str, enum.Enum):
-    text = "text"
-    json = "json"
 
 
 _PATH = typer.Argument(..., help="The table directory; with --metastore also "
@@ -41,9 +37,7 @@ _CATALOG = typer.Option(
          "(a Hive metastore).")
 _TABLE = typer.Option(None, "--table", help="The Iceberg table, "
                       "NAMESPACE.NAME (made with its namespace if missing).")
-_HIVE_VERSION = typer.Option(
-    None, "--hive-version", help="Read as this Hive reads: 2 (2.3), 3 or 4. Default: 4, "
-    "or the metastore's version.")
+_HIVE_VERSION = hive_version_option("Read as this Hive reads")
 _PARTITION = typer.Option(None, "--partition", help="Only this "
                           "partition, k=v[/k2=v2] (again for more).")
 _INCREMENTAL = typer.Option(False, "--incremental", help="The table holds an "
@@ -65,8 +59,6 @@ _SPARK = typer.Option(False, "--spark", help="Read and write on Spark's executor
                       "writing its own Parquet data files into the Iceberg table's "
                       "location; the driver makes the one commit. Executors need "
                       "acidtool and pyiceberg, and must reach both tables.")
-_MASTER = typer.Option(None, "--master", help="With --spark: the Spark "
-                       "master (default local[*]).")
 
 
 @app.command("export")
@@ -86,8 +78,8 @@ def export_command(
     truncate_timestamps: bool = _TRUNCATE_TIMESTAMPS,
     dry_run: bool = _DRY_RUN,
     spark: bool = _SPARK,
-    master: Optional[str] = _MASTER,
-    fmt: ExportFormat = typer.Option(ExportFormat.text, "--format", help="text or json."),
+    master: Optional[str] = MASTER,
+    fmt: Format = typer.Option(Format.text, "--format", help="text or json."),
 ) -> None:
     """Export the rows Hive returns at a snapshot into an Apache Iceberg table, in one Iceberg
     commit, where Trino's migrate, Hive's CONVERT TO ICEBERG and Iceberg's own procedures all
@@ -120,6 +112,7 @@ def export_command(
     from ..commands.export.run import ExportOptions, plan_export, run_export
     from ..io.progress import ticker
     from ..table.target import resolve
+    from .results import output_for
 
     catalog, table = _require_options(to, catalog, table, spark, master)
     opts = ExportOptions(catalog, table, incremental, tuple(partition or ()), warehouse,
@@ -128,24 +121,14 @@ def export_command(
                      write_ids=write_ids, txns=txns, insert_only=insert_only)
     snapshot_note(target.snapshot)
     plan, work = plan_export(target, opts, path, dry_run=dry_run)
-    bar = None if fmt is ExportFormat.json else ticker("units")
+    bar = None if fmt is Format.json else ticker("units")
     if spark:
         from ..commands.export.spark import run_export_spark
 
         result = run_export_spark(plan, work, opts, master or "", dry_run, bar)
     else:
         result = None if dry_run else run_export(plan, work, opts, bar)
-    if fmt is ExportFormat.json:
-        doc = plan.describe()
-        doc["dry_run"] = dry_run
-        if result is not None:
-            doc.update(snapshot_id=result.snapshot_id, rows_added=result.rows_added,
-                       rows_deleted=result.rows_deleted, files_added=result.files_added,
-                       files_removed=result.files_removed, columns_added=result.columns_added,
-                       seconds=round(result.seconds, 3))
-        emit_json(doc)
-        return
-    emit(_text(plan, result, dry_run))
+    output_for(fmt).export(plan, result, dry_run)
 
 
 def _require_options(to: ExportTo, catalog: str | None, table: str | None, spark: bool,
@@ -168,40 +151,3 @@ def _require_options(to: ExportTo, catalog: str | None, table: str | None, spark
         if problem:
             raise UsageError(problem)
     return catalog, table
-
-
-def _text(plan, result, dry_run: bool) -> str:
-    from .output import display
-
-    src = plan.source
-    kind = "write ids" if src.has_write_ids else "transactions"
-    lines = [f"export {display(src.shown)} (Hive {src.hive_version}, {kind} {src.snapshot}) "
-             f"into {display(plan.table)}, {display(plan.catalog.describe())}"]
-    if plan.action == "nothing":
-        lines.append(display(plan.why))
-        return "\n".join(lines)
-    if dry_run or result is None:
-        lines.append(f"would {'create' if plan.action == 'create' else 'update'}: "
-                     f"{display(plan.why)}")
-        lines.append("nothing written (--dry-run)")
-        return "\n".join(lines)
-    key = "_hive_file" if src.insert_only else "_hive_row_id"
-    if plan.action == "create":
-        lines.append(f"created {display(plan.table)}: {result.rows_added:,} rows from "
-                     f"{plan.partitions:,} partition{'' if plan.partitions == 1 else 's'} in "
-                     f"{_files(result.files_added)}, Iceberg snapshot "
-                     f"{result.snapshot_id}")
-    else:
-        lines.append(f"updated {display(plan.table)}: {result.rows_added:,} rows appended, "
-                     f"{result.rows_deleted:,} deleted ({_files(result.files_added)} written, "
-                     f"{result.files_removed:,} replaced), Iceberg snapshot "
-                     f"{result.snapshot_id}")
-        if result.columns_added:
-            lines.append(f"columns added: {', '.join(map(display, result.columns_added))}")
-    lines.append(f"each row's Hive identity is in {key}: later exports with --incremental "
-                 "match rows by it")
-    return "\n".join(lines)
-
-
-def _files(n: int) -> str:
-    return f"{n:,} data file{'' if n == 1 else 's'}"

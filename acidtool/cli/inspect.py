@@ -12,21 +12,20 @@ from ..core.errors import UsageError
 from .app import (
     HIVE_VERSION,
     INSERT_ONLY,
+    MASTER,
     METASTORE,
     TXNS,
     WRITE_IDS,
-    Format,
     HiveVersion,
     LsFormat,
+    TableFormat,
     app,
     csv_items,
-    emit,
-    emit_json,
-    emit_pieces,
     note,
     silence_stdout,
     snapshot_note,
 )
+from .results import Output, output_for
 
 
 @app.command("ls")
@@ -54,8 +53,7 @@ def ls_command(
                                    "PATH (a warehouse): one report per table."),
     spark: bool = typer.Option(False, "--spark", help="With --recursive: select each share of "
                                "partitions on Spark's executors (same output)."),
-    master: Optional[str] = typer.Option(None, "--master", help="With --spark: the Spark "
-                                         "master (default local[*])."),
+    master: Optional[str] = MASTER,
 ) -> None:
     """List a table directory and compute Hive's getAcidState selection for a snapshot.
 
@@ -92,10 +90,10 @@ def ls_command(
             failures = partition_failures(ls_svg(target.url, target.snapshot,
                                                  ignore_empty_files, output).partitions)
         elif recursive:
-            failures = _ls_tree(target.url, target.snapshot, Format(fmt.value), files,
+            failures = _ls_tree(target.url, target.snapshot, output_for(fmt), files,
                                 ignore_empty_files, (master or "") if spark else None)
         else:
-            failures = _ls(target.url, target.snapshot, Format(fmt.value), files,
+            failures = _ls(target.url, target.snapshot, output_for(fmt), files,
                            ignore_empty_files, target.describe() if target.table else None)
     for failure in failures:
         note(failure)
@@ -103,34 +101,28 @@ def ls_command(
         raise typer.Exit(1)
 
 
-def _ls(path: str, snapshot, fmt: Format, files: bool, ignore_empty_files: bool,
+def _ls(path: str, snapshot, out: Output, files: bool, ignore_empty_files: bool,
         metastore: dict | None = None) -> list[str]:
     """Print the ls report; return what Hive would fail on, a line per failing partition."""
     from ..table.ls import inspect_table, with_read_failures
-    from .output import ls_json_pieces, ls_table, partition_failures
+    from .output import partition_failures
 
     state = with_read_failures(inspect_table(path, snapshot,
                                              ignore_empty_files=ignore_empty_files))
-    if fmt is Format.json:
-        emit_pieces(ls_json_pieces(state, files, metastore))
-    else:
-        emit(ls_table(state, files))
+    out.ls(state, files, metastore)
     return partition_failures(state.partitions)
 
 
-def _ls_tree(path: str, snapshot, fmt: Format, files: bool, ignore_empty_files: bool,
+def _ls_tree(path: str, snapshot, out: Output, files: bool, ignore_empty_files: bool,
              spark: str | None) -> list[str]:
     """``ls --recursive``: a report per table; JSON: {"path", "tables": [ls's document]}."""
     from ..io.progress import ticker
     from ..table.ls import inspect_tree, with_read_failures
-    from .output import display, ls_json, ls_table, partition_failures
+    from .output import partition_failures
 
     tables = [with_read_failures(t) for t in inspect_tree(path, snapshot, spark=spark,
               ignore_empty_files=ignore_empty_files, progress=ticker("tables selected"))]
-    if fmt is Format.json:
-        emit_json({"path": path, "tables": [ls_json(t, files) for t in tables]}, max_depth=5)
-    else:
-        emit("\n\n".join(f"== {display(t.location.url)}\n{ls_table(t, files)}" for t in tables))
+    out.ls_tree(path, tables, files)
     return partition_failures([p for t in tables for p in t.partitions])
 
 
@@ -211,7 +203,8 @@ def dump_command(
 def meta_command(
     targets: List[str] = typer.Argument(..., help="ORC files, base/delta directories, or table "
                                         "and partition directories."),
-    fmt: Format = typer.Option(Format.table, "--format", help="table (for people) or json."),
+    fmt: TableFormat = typer.Option(TableFormat.table, "--format",
+                                    help="table (for people) or json."),
     all_files: bool = typer.Option(False, "--all", help="For a table: every ORC file, not only "
                                    "those Hive reads."),
     hive_version: Optional[HiveVersion] = HIVE_VERSION,
@@ -229,16 +222,12 @@ def meta_command(
 
     Exit status: 0 ok; 1 a file was not readable ORC; 2 bad option or missing path.
     """
-    from ..commands.inspect.meta import meta, meta_json
+    from ..commands.inspect.meta import meta
     from ..table.target import resolve_many
-    from .output import meta_text
 
     targets, target = resolve_many(targets, metastore=metastore, hive_version=hive_version)
     result = meta(targets, all_files=all_files, hive_version=target.snapshot.hive_version,
                   note=note)
-    if fmt is Format.json:
-        emit_json([meta_json(m) for m in result.files])
-    elif result.files:
-        emit("\n\n".join(meta_text(m) for m in result.files))
+    output_for(fmt).meta(result.files)
     if result.failed:
         raise typer.Exit(1)

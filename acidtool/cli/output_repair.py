@@ -6,7 +6,6 @@ the command hands it results and never asks which format it is.
 
 from __future__ import annotations
 
-from .app import emit, emit_json
 from .output import count, display, tabulate
 
 
@@ -105,33 +104,3 @@ def undo_text(result) -> str:
     return "\n".join([f"{display(result.path)}: NOT fully restored; "
                       f"{count(len(result.problems), 'problem')}:",
                       *[f"  {display(p)}" for p in result.problems]])
-
-
-class Output:
-    """Repair's and undo's results, rendered as text."""
-
-    def plan(self, plan) -> None:
-        emit(plan_text(plan))
-
-    def apply(self, result) -> None:
-        emit(apply_text(result))
-
-    def undo(self, result) -> None:
-        emit(undo_text(result))
-
-
-class JsonOutput(Output):
-    """The same results as JSON documents."""
-
-    def plan(self, plan) -> None:
-        emit_json(plan_json(plan))
-
-    def apply(self, result) -> None:
-        emit_json(apply_json(result))
-
-    def undo(self, result) -> None:
-        emit_json(result.as_dict())
-
-
-def output_for(fmt: str) -> Output:
-    return JsonOutput() if fmt == "json" else Output()

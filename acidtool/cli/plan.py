@@ -9,13 +9,14 @@ import typer
 
 from .app import (
     INSERT_ONLY,
+    MASTER,
     METASTORE,
     TXNS,
     WRITE_IDS_HELP,
     HiveVersion,
     app,
     emit,
-    emit_json,
+    hive_version_option,
     snapshot_note,
 )
 
@@ -32,9 +33,7 @@ def compaction_plan_command(
                                       "db.table), or with --recursive whole warehouse trees."),
     recursive: bool = typer.Option(False, "--recursive", "-r", help="Every ACID table below "
                                    "each PATH."),
-    hive_version: Optional[HiveVersion] = typer.Option(
-        None, "--hive-version", help="Whose Initiator decides: 2 (2.3), 3 or 4. Default: 4, or "
-        "the metastore's version."),
+    hive_version: Optional[HiveVersion] = hive_version_option("Whose Initiator decides"),
     write_ids: Optional[str] = typer.Option(None, "--write-ids", help=WRITE_IDS_HELP + " The "
                                             "Initiator reads at the compactor's snapshot made "
                                             "of it (nothing from the first open id on)."),
@@ -50,8 +49,7 @@ def compaction_plan_command(
     metastore: Optional[str] = METASTORE,
     spark: bool = typer.Option(False, "--spark", help="Select and judge the partitions on "
                                "Spark's executors (a warehouse; the same plan)."),
-    master: Optional[str] = typer.Option(None, "--master", help="With --spark: the Spark "
-                                         "master (default local[*])."),
+    master: Optional[str] = MASTER,
     fmt: PlanFormat = typer.Option(PlanFormat.text, "--format", help="text, json, or sql (the "
                                    "statements to run)."),
 ) -> None:
@@ -74,6 +72,8 @@ def compaction_plan_command(
     from ..commands.compact.plan import compaction_plan
     from ..core.compaction import Settings
     from ..table.target import resolve
+    from .output_plans import plan_sql
+    from .results import output_for
 
     settings = Settings.of(set_ or ())
     target = resolve(paths[0], metastore=metastore, hive_version=hive_version,
@@ -85,45 +85,9 @@ def compaction_plan_command(
     plan = compaction_plan(paths, target, settings, recursive=recursive, table=table,
                            metastore=metastore, spark=(master or "") if spark else None,
                            progress=ticker("partitions judged"))
-    if fmt is PlanFormat.json:
-        emit_json(_json(plan))
-    elif fmt is PlanFormat.sql:
-        emit(_sql(plan))
+    if fmt is PlanFormat.sql:  # a format only this command and upgrade-check have
+        emit(plan_sql(plan))
     else:
-        emit(_text(plan))
+        output_for(fmt).compaction_plan(plan)
     if plan.due:
         raise typer.Exit(1)
-
-
-def _json(plan) -> dict:
-    return {"hive_version": plan.snapshot.hive_version, "snapshot": plan.snapshot.describe(),
-            "settings": dict(plan.settings.values),
-            "summary": {"partitions": len(plan.rows), "major": sum(
-                r.decision.kind == "major" for r in plan.rows), "minor": sum(
-                r.decision.kind == "minor" for r in plan.rows)},
-            "plans": [r.as_dict() for r in plan.rows]}
-
-
-def _sql(plan) -> str:
-    lines = [f"-- acidtool compaction-plan: {len(plan.due)} of {len(plan.rows)} partitions due "
-             f"(Hive {plan.snapshot.hive_version} Initiator)"]
-    from .output import display
-
-    guessed = sorted({r.table for r in plan.due if r.table_source == "path"})
-    if guessed:  # display: a name's line breaks cannot end the comment
-        lines.append("-- table names guessed from the warehouse path (.../DB.db/TABLE; "
-                     "default.TABLE elsewhere): " + ", ".join(display(g) for g in guessed))
-    for r in plan.due:
-        lines.append(f"{r.statement};")
-    return "\n".join(lines)
-
-
-def _text(plan) -> str:
-    from .output import display, tabulate
-
-    rows = [[display(r.table) + ("" if r.table_source != "path" else " (from path)"),
-             display(r.partition) or "-", r.decision.kind or "-", display(r.decision.reason)]
-            for r in plan.rows]
-    table = tabulate(rows, headers=["table", "partition", "compaction", "why"])
-    return (f"{table}\n\n{len(plan.due)} of {len(plan.rows)} partitions due for compaction "
-            f"(Hive {plan.snapshot.hive_version} Initiator)")

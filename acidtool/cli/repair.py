@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import enum
 import re
 import sys
 from typing import Optional
@@ -16,16 +15,13 @@ from .app import (
     METASTORE,
     TXNS,
     WRITE_IDS,
+    Format,
     HiveVersion,
     app,
+    hive_version_option,
     note,
     snapshot_note,
 )
-
-
-class RepairFormat(str, enum.Enum):
-    text = "text"
-    json = "json"
 
 
 def duration(text: str) -> float:
@@ -39,9 +35,7 @@ def duration(text: str) -> float:
 _PATH = typer.Argument(..., help="The table (or partition) directory: a local path, "
                        "file://, webhdfs://, hdfs:// or an fsspec URL; with "
                        "--metastore also db.table or db.table/k=v.")
-_HIVE_VERSION = typer.Option(
-    None, "--hive-version", help="Repair as this Hive reads: 2 (2.3), 3 or 4. Default: 4, "
-    "or the metastore's version.")
+_HIVE_VERSION = hive_version_option("Repair as this Hive reads")
 _PARTITION = typer.Option(None, "--partition", help="Only this partition, "
                           "k=v[/k2=v2].")
 _DO_APPLY = typer.Option(False, "--apply", help="Carry the plan out. Without it "
@@ -85,7 +79,7 @@ def repair_command(
     min_age: str = _MIN_AGE,
     select_: Optional[str] = _SELECT,
     ignore: Optional[str] = typer.Option(None, "--ignore", help="Skip these rules."),
-    fmt: RepairFormat = typer.Option(RepairFormat.text, "--format", help="text or json."),
+    fmt: Format = typer.Option(Format.text, "--format", help="text or json."),
     jobs: int = _JOBS,
 ) -> None:
     """Plan the repair of what `validate` finds, and with --apply carry it out.
@@ -113,9 +107,9 @@ def repair_command(
     from ..commands.repair.plan import RepairOptions, plan_repair
     from ..table.target import resolve
     from .check import codes_of
-    from .output_repair import output_for
+    from .results import output_for
 
-    out = output_for(fmt.value)  # chosen once: the rest hands it results
+    out = output_for(fmt)  # chosen once: the rest hands it results
     codes = codes_of(select_)
     select_codes(codes, codes_of(ignore) or ())  # unknown codes are refused before any read
     target = resolve(path, metastore=metastore, hive_version=hive_version,
@@ -130,7 +124,7 @@ def repair_command(
         select=codes, ignore=codes_of(ignore) or (), jobs=jobs, write_id_allocated=auto)
     if not do_apply:
         plan = plan_repair(path, opts, progress=sys.stderr.isatty())
-        out.plan(plan)
+        out.repair_plan(plan)
         if not plan.clean:
             raise typer.Exit(1)
         return
@@ -145,7 +139,7 @@ def repair_command(
             note(f"transaction {result.transaction} committed in the metastore at {metastore}")
     else:
         result = apply(path, opts, progress=progress)
-    out.apply(result)
+    out.repair_apply(result)
     if not result.ok:
         raise typer.Exit(1)
 
@@ -192,7 +186,7 @@ def _progress():
 def undo_command(
     journal: str = typer.Argument(..., help="The journal `repair --apply` wrote (its output "
                                   "names it)."),
-    fmt: RepairFormat = typer.Option(RepairFormat.text, "--format", help="text or json."),
+    fmt: Format = typer.Option(Format.text, "--format", help="text or json."),
 ) -> None:
     """Put a table back as it was before `repair --apply`, byte for byte.
 
@@ -207,9 +201,9 @@ def undo_command(
     or another repair or undo holds the table's lock.
     """
     from ..commands.repair.apply import undo
-    from .output_repair import output_for
+    from .results import output_for
 
     result = undo(journal)
-    output_for(fmt.value).undo(result)
+    output_for(fmt).undo(result)
     if not result.ok:
         raise typer.Exit(1)

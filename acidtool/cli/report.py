@@ -11,11 +11,13 @@ import typer
 from ..core.errors import UsageError
 from .app import (
     INSERT_ONLY,
+    MASTER,
     METASTORE,
     TXNS,
     WRITE_IDS,
     HiveVersion,
     app,
+    hive_version_option,
     note,
     write_whole,
 )
@@ -37,8 +39,7 @@ def report_command(
                                    "each PATH."),
     write_ids: Optional[str] = WRITE_IDS,
     txns: Optional[str] = TXNS,
-    hive_version: Optional[HiveVersion] = typer.Option(
-        None, "--hive-version", help="2 (2.3), 3 or 4. Default: 4, or the metastore's."),
+    hive_version: Optional[HiveVersion] = hive_version_option("Judge the tables by what this Hive writes"),
     metastore: Optional[str] = METASTORE,
     insert_only: bool = INSERT_ONLY,
     table: Optional[str] = typer.Option(None, "--table", help="db.table, for multi-table "
@@ -47,7 +48,7 @@ def report_command(
     jobs: int = typer.Option(8, "--jobs", "-j", min=1, help="Files read at once."),
     spark: bool = typer.Option(False, "--spark", help="Check the partitions on Spark's "
                                "executors, as validate --spark."),
-    master: Optional[str] = typer.Option(None, "--master", help="With --spark: the master."),
+    master: Optional[str] = MASTER,
 ) -> None:
     """Write a warehouse's health report: one HTML file, nothing else needed to open it.
 

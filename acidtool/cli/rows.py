@@ -12,6 +12,7 @@ from ..core.errors import UsageError
 from .app import (
     HIVE_VERSION,
     INSERT_ONLY,
+    MASTER,
     METASTORE,
     TXNS,
     WRITE_IDS,
@@ -57,8 +58,7 @@ def read_command(
     spark: bool = typer.Option(False, "--spark", help="Read on Spark's executors, one task per "
                                "(partition, bucket), and write a dataset: needs --format "
                                "parquet or orc and -o DIR."),
-    master: Optional[str] = typer.Option(None, "--master", help="With --spark: the Spark "
-                                         "master (default local[*])."),
+    master: Optional[str] = MASTER,
 ) -> None:
     """The rows Hive would return for a snapshot, deletes applied, without Hive.
 

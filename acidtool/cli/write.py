@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from .app import METASTORE, HiveVersion, app, emit, emit_json, note
+from .app import MASTER, METASTORE, Format, HiveVersion, app, hive_version_option, note
 
 
 class Compression(str, enum.Enum):
@@ -17,11 +17,6 @@ class Compression(str, enum.Enum):
     zstd = "zstd"
     lz4 = "lz4"
     none = "uncompressed"
-
-
-class SummaryFormat(str, enum.Enum):
-    text = "text"
-    json = "json"
 
 
 _SOURCES = typer.Argument(..., help="Raw ORC files, directories of them, or globs "
@@ -34,9 +29,9 @@ _WRITE_ID = typer.Option(..., "--write-id", help="The write id (transaction id f
                          "without it one above every write id present.")
 _PARTITION = typer.Option(None, "--partition", help="k=v[/k2=v2] below "
                           "--table.")
-_HIVE_VERSION = typer.Option(
-    None, "--hive-version", help="3 and 4 write Hive 3's form; 2 writes Hive 2's (plain "
-    "bucket ids, no _orc_acid_version). Default: 4, or the metastore's version.")
+_HIVE_VERSION = hive_version_option(
+    "Whose form to write (3 and 4: Hive 3's; 2: Hive 2's, plain bucket ids, no "
+    "_orc_acid_version)")
 _INSERT_ONLY = typer.Option(False, "--insert-only", help="An insert-only (micro-"
                             "managed) table: write plain ORC files named 000000_0.. "
                             "(no ACID columns, no _orc_acid_version), as Hive 3/4 "
@@ -58,12 +53,10 @@ _ALLOW_DUPLICATES = typer.Option(False, "--allow-duplicates", help="Convert sour
 _MOVE_SOURCES_TO = typer.Option(None, "--move-sources", help="After the "
                                 "commit, move the sources to DIR2 and write a "
                                 "manifest there.")
-_MASTER = typer.Option(None, "--master", help="Spark master (default "
-                       "local[*], or the active session's).")
 _VERBOSE = typer.Option(False, "--verbose", "-v", help="With --spark: show Spark's "
                         "own log (WARN and up) on the console; without it, it goes "
                         "to a file in the temporary directory.")
-_FMT = typer.Option(SummaryFormat.text, "--format",
+_FMT = typer.Option(Format.text, "--format",
                     help="The summary as text or json.")
 
 
@@ -88,9 +81,9 @@ def convert_command(
     allow_duplicates: bool = _ALLOW_DUPLICATES,
     move_sources_to: Optional[str] = _MOVE_SOURCES_TO,
     spark: bool = typer.Option(False, "--spark", help="Run as a PySpark job."),
-    master: Optional[str] = _MASTER,
+    master: Optional[str] = MASTER,
     verbose: bool = _VERBOSE,
-    fmt: SummaryFormat = _FMT,
+    fmt: Format = _FMT,
 ) -> None:
     """Re-wrap raw ORC into a delta directory exactly as Hive writes an INSERT.
 
@@ -121,7 +114,7 @@ def convert_command(
     """
     from ..commands.convert.delta import ConvertOptions
     from ..commands.convert.run import convert
-    from .output import convert_plan_text, convert_summary_text
+    from .results import output_for
 
     opts = ConvertOptions(
         table=table, write_id=write_id, partition=partition, statement_id=statement_id,
@@ -132,13 +125,10 @@ def convert_command(
         allow_duplicates=allow_duplicates, insert_only=insert_only, metastore=metastore)
     result = convert(sources, opts, dry_run=dry_run, spark=spark, master=master, verbose=verbose,
                      progress=_progress_rows() if sys.stderr.isatty() else None)
-    if result.summary is None:
-        doc = {"dry_run": True, **result.plan.describe()}
-        emit_json(doc) if fmt is SummaryFormat.json else emit(convert_plan_text(doc))
-    else:
-        doc = result.summary.as_dict()
-        emit_json(doc) if fmt is SummaryFormat.json else \
-            emit(convert_summary_text(result.plan.target.url, doc))
+    planned = result.summary is None
+    doc = {"dry_run": True, **result.plan.describe()} if result.summary is None else \
+        result.summary.as_dict()
+    output_for(fmt).convert(result.plan.target.url, doc, planned)
     if result.summary is not None and result.summary.transaction is not None:
         note(f"transaction {result.summary.transaction} committed in the metastore at "
              f"{metastore}: write id {result.plan.write_id} is visible to Hive")

@@ -1,0 +1,142 @@
+"""Text and JSON of the writers' results: compact's plan and result, export's."""
+
+from __future__ import annotations
+
+from .output import display, human_bytes
+
+
+def _snapshot_words(plan) -> str:
+    ids = plan.compactor.write_ids if plan.compactor.write_ids is not None else \
+        plan.compactor.txns
+    given = plan.snapshot.source != "default"
+    return (f"Hive {plan.snapshot.hive_version}, compactor snapshot {ids}"
+            + ("" if given else " (no snapshot given: every write id found counts as "
+               "committed)"))
+
+
+def _label(p) -> str:
+    return p.partition or "(table root)"
+
+
+def compact_plan_text(plan) -> str:
+    lines = [f"compact {display(plan.path)} ({_snapshot_words(plan)}): "
+             f"{len(plan.due)} of {len(plan.parts)} partitions to compact"]
+    for p in plan.parts:
+        job = p.job
+        if job.kind is None:
+            lines.append(f"{display(_label(p))}: {'BLOCKED' if job.blocked else 'nothing to do'}"
+                         f": {job.reason}")
+            continue
+        lines.append(f"{display(_label(p))}: {job.kind}: reads "
+                     f"{', '.join(display(r) for r in job.reads)} "
+                     f"({p.files_in} files, {p.events_in:,} events)")
+        lines.append(f"  writes {', '.join(w.name for w in job.writes)}")
+        lines.append(f"  why: {job.reason}")
+        if job.stops_below is not None:
+            lines.append(f"  write id {job.stops_below} is open: the compaction reads only "
+                         f"below it, as Hive's compactor does")
+    if plan.due and plan.transactional:
+        lines.append("with --apply: in a compactor transaction T of the metastore, as Hive 4's "
+                     "compactor; the directories get Hive 4's _vT suffix")
+    if plan.due:
+        lines.append("run again with --apply to write it")
+    return "\n".join(lines)
+
+
+def compact_result_text(result) -> str:
+    plan = result.plan
+    if not plan.due:
+        return compact_plan_text(plan)
+    lines = [f"compact {display(plan.path)} ({_snapshot_words(plan)})"]
+    for p in plan.due:
+        if p.partition in result.failed:
+            lines.append(f"{display(_label(p))}: FAILED (rolled back, nothing committed): "
+                         f"{display(result.failed[p.partition])}")
+            continue
+        for name, info in result.written.get(p.partition, {}).items():
+            data = [f for f in info["files"] if not f.startswith(("_", "."))]
+            lines.append(f"{display(_label(p))}: wrote {name}: {info['rows']:,} "
+                         f"{'rows' if plan.snapshot.insert_only else 'events'} in {len(data)} "
+                         f"data file{'' if len(data) == 1 else 's'}, "
+                         f"{human_bytes(info['bytes'])}")
+        lines.append(f"  {len(p.job.reads)} directories and files read are obsolete now "
+                     "(Hive's Cleaner, or `acidtool repair --select ACID021 --apply`, removes "
+                     "them)")
+    for p in plan.blocked:
+        lines.append(f"{display(_label(p))}: BLOCKED: {display(p.job.reason)}")
+    if result.transaction is not None:
+        lines.append(f"metastore: compactor transaction {result.transaction} "
+                     + ("committed: Hive 4 reads the _v" f"{result.transaction:07d} directories"
+                        if result.committed else "aborted (nothing was written)"))
+    lines.append(f"journal: {result.journal} (`acidtool undo {result.journal}` removes what "
+                 "was written)")
+    return "\n".join(lines)
+
+
+def compact_json(plan, result) -> dict:
+    parts = []
+    for p in plan.parts:
+        doc = p.as_dict()
+        if result is not None:
+            doc["written"] = result.written.get(p.partition)
+            doc["failed"] = result.failed.get(p.partition)
+        parts.append(doc)
+    return {
+        "path": plan.path, "hive_version": plan.snapshot.hive_version,
+        "snapshot": plan.snapshot.describe(), "compactor_snapshot": plan.compactor.describe(),
+        "applied": result is not None, "journal": result.journal if result else None,
+        "transaction": result.transaction if result else None,
+        "committed": result.committed if result else False,
+        "summary": {"partitions": len(plan.parts), "due": len(plan.due),
+                    "major": sum(p.job.kind == "major" for p in plan.parts),
+                    "minor": sum(p.job.kind == "minor" for p in plan.parts),
+                    "blocked": len(plan.blocked),
+                    "failed": len(result.failed) if result else 0},
+        "partitions": parts,
+    }
+
+
+def export_text(plan, result, dry_run: bool) -> str:
+    src = plan.source
+    kind = "write ids" if src.has_write_ids else "transactions"
+    lines = [f"export {display(src.shown)} (Hive {src.hive_version}, {kind} {src.snapshot}) "
+             f"into {display(plan.table)}, {display(plan.catalog.describe())}"]
+    if plan.action == "nothing":
+        lines.append(display(plan.why))
+        return "\n".join(lines)
+    if dry_run or result is None:
+        lines.append(f"would {'create' if plan.action == 'create' else 'update'}: "
+                     f"{display(plan.why)}")
+        lines.append("nothing written (--dry-run)")
+        return "\n".join(lines)
+    key = "_hive_file" if src.insert_only else "_hive_row_id"
+    if plan.action == "create":
+        lines.append(f"created {display(plan.table)}: {result.rows_added:,} rows from "
+                     f"{plan.partitions:,} partition{'' if plan.partitions == 1 else 's'} in "
+                     f"{_files(result.files_added)}, Iceberg snapshot "
+                     f"{result.snapshot_id}")
+    else:
+        lines.append(f"updated {display(plan.table)}: {result.rows_added:,} rows appended, "
+                     f"{result.rows_deleted:,} deleted ({_files(result.files_added)} written, "
+                     f"{result.files_removed:,} replaced), Iceberg snapshot "
+                     f"{result.snapshot_id}")
+        if result.columns_added:
+            lines.append(f"columns added: {', '.join(map(display, result.columns_added))}")
+    lines.append(f"each row's Hive identity is in {key}: later exports with --incremental "
+                 "match rows by it")
+    return "\n".join(lines)
+
+
+def _files(n: int) -> str:
+    return f"{n:,} data file{'' if n == 1 else 's'}"
+
+
+def export_json(plan, result, dry_run: bool) -> dict:
+    doc = plan.describe()
+    doc["dry_run"] = dry_run
+    if result is not None:
+        doc.update(snapshot_id=result.snapshot_id, rows_added=result.rows_added,
+                   rows_deleted=result.rows_deleted, files_added=result.files_added,
+                   files_removed=result.files_removed, columns_added=result.columns_added,
+                   seconds=round(result.seconds, 3))
+    return doc
