@@ -54,11 +54,11 @@ def compact_result_text(result) -> str:
                          f"{display(result.failed[p.partition])}")
             continue
         for name, info in result.written.get(p.partition, {}).items():
-            data = [f for f in info["files"] if not f.startswith(("_", "."))]
-            lines.append(f"{display(_label(p))}: wrote {name}: {info['rows']:,} "
+            data = [f for f in info.files if not f.startswith(("_", "."))]
+            lines.append(f"{display(_label(p))}: wrote {name}: {info.rows:,} "
                          f"{'rows' if plan.snapshot.insert_only else 'events'} in {len(data)} "
                          f"data file{'' if len(data) == 1 else 's'}, "
-                         f"{human_bytes(info['bytes'])}")
+                         f"{human_bytes(info.bytes)}")
         lines.append(f"  {len(p.job.reads)} directories and files read are obsolete now "
                      "(Hive's Cleaner, or `acidtool repair --select ACID021 --apply`, removes "
                      "them)")
@@ -78,7 +78,9 @@ def compact_json(plan, result) -> dict:
     for p in plan.parts:
         doc = p.as_dict()
         if result is not None:
-            doc["written"] = result.written.get(p.partition)
+            written = result.written.get(p.partition)
+            doc["written"] = None if written is None else \
+                {name: w.as_dict() for name, w in written.items()}
             doc["failed"] = result.failed.get(p.partition)
         parts.append(doc)
     return {

@@ -105,10 +105,25 @@ class CompactPlan:
 
 
 @dataclass
+class Written:
+    """One directory a compaction wrote: its files (in name order), rows and bytes, and each
+    file's SHA-256 (journaled for undo; not shown)."""
+
+    rows: int
+    files: list[str]
+    bytes: int
+    sha256: dict[str, str] = field(default_factory=dict, repr=False)
+
+    def as_dict(self) -> dict:
+        return {"rows": self.rows, "files": self.files, "bytes": self.bytes}
+
+
+@dataclass
 class CompactResult:
     plan: CompactPlan
     journal: str | None
-    written: dict[str, dict] = field(default_factory=dict)  # partition -> what was written
+    # partition -> each directory written
+    written: dict[str, dict[str, Written]] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)  # partition -> why
     elapsed: float = 0.0
     transaction: int | None = None  # the metastore's compactor transaction (Hive 4)
@@ -341,7 +356,7 @@ def _compact_one(plan: CompactPlan, p: PartitionJob, aid: str, run: Commit,
         # run back to back, shielded from signals (docs/compact.md)
         order = sorted(p.job.writes, key=lambda w: w.kind != "delete_delta")
         places = [PlaceDir(staging.child(w.name), ploc.child(w.name),
-                           tuple(sorted(written[w.name]["sha256"].items()))) for w in order]
+                           tuple(sorted(written[w.name].sha256.items()))) for w in order]
         # undo's preconditions: what the compaction read must still be there for its output
         # to be removed (after the Cleaner, the output is the only copy of those rows)
         requires = [_requires(ploc, entry) for entry in part.state.entries
@@ -354,8 +369,7 @@ def _compact_one(plan: CompactPlan, p: PartitionJob, aid: str, run: Commit,
         remove_empty_dir(staging)  # emptied by the renames
     except OSError:
         pass
-    result.written[p.partition] = {w: {k: v for k, v in info.items() if k != "sha256"}
-                                   for w, info in written.items()}
+    result.written[p.partition] = written
 
 
 def _requires(ploc: Location, entry) -> Requires:
@@ -391,10 +405,9 @@ def _require_unchanged(plan: CompactPlan, p: PartitionJob, was: set) -> None:
 
 
 def _write_outputs(plan: CompactPlan, p: PartitionJob, part: PartitionState,
-                   staging: Location, spark: str | None, run: str) -> dict[str, dict]:
+                   staging: Location, spark: str | None, run: str) -> dict[str, Written]:
     """Every directory of the job, written into ``staging`` (its bucket files in this process,
-    or with ``spark`` (the master, "" for the default) by Spark's executors); name -> {rows,
-    files, bytes, sha256: {file: hash}}."""
+    or with ``spark`` (the master, "" for the default) by Spark's executors), by name."""
     version = plan.snapshot.hive_version
     insert_only = plan.snapshot.insert_only
     reader = reader_of(part, plan.compactor, plan.column_names)
@@ -420,10 +433,9 @@ def _write_outputs(plan: CompactPlan, p: PartitionJob, part: PartitionState,
         if w.kind == "base" and version.reads_base_markers:
             staged.append(put_file(staging, w.name, METADATA_FILE, COMPACTED_MARKER))
         staged.append(put_file(staging, w.name, RUN_FILE, run_marker(run, "compact")))
-    out: dict[str, dict] = {}
+    out: dict[str, Written] = {}
     for w in p.job.writes:
         mine = sorted((s for s in staged if s.directory == w.name), key=lambda s: s.file)
-        out[w.name] = {"rows": sum(s.rows for s in mine), "files": [s.file for s in mine],
-                       "bytes": sum(s.size for s in mine),
-                       "sha256": {s.file: s.sha256 for s in mine}}
+        out[w.name] = Written(sum(s.rows for s in mine), [s.file for s in mine],
+                              sum(s.size for s in mine), {s.file: s.sha256 for s in mine})
     return out
