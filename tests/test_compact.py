@@ -334,3 +334,74 @@ def test_spark_compacts_legacy_and_insert_only_tables(spark, tmp_path):
                                                             "bucket_00001"]
     after = run("read", legacy, "--hive-version", "2", "--with-row-id").out
     assert sorted(after.splitlines()) == sorted(before.splitlines())
+
+
+def codecs_of(directory: Path) -> set[str]:
+    import pyarrow.orc as po
+
+    return {po.ORCFile(str(f)).compression for f in directory.iterdir()
+            if not f.name.startswith(("_", "."))}
+
+
+def coded_table(tmp_path: Path, codecs: list[str], version: str = "3") -> Path:
+    """Deltas of write ids 1..N, the i-th written with codecs[i], a delete in the last."""
+    layout = {f"delta_{w:07d}_{w:07d}_0000/bucket_00000":
+              acid(events(w, 3), hive_version=version, compression=c)
+              for w, c in enumerate(codecs, 1)}
+    n = len(codecs) + 1
+    layout[f"delete_delta_{n:07d}_{n:07d}_0000/bucket_00000"] = acid(
+        [Event(DELETE, 1, encode_v1(0), 1, n, None)], hive_version=version,
+        compression=codecs[-1])
+    return write(tmp_path / "t", layout)
+
+
+@pytest.mark.parametrize("codecs,given,version,kind,expect,source", [
+    (["snappy", "snappy", "zlib"], None, "3", "--minor", "SNAPPY", "the files read"),
+    (["snappy", "snappy", "zlib"], None, "3", "--major", "SNAPPY", "the files read"),
+    (["none", "none"], None, "3", "--minor", "UNCOMPRESSED", "the files read"),
+    (["zlib", "zlib"], "lz4", "3", "--minor", "LZ4", "--codec"),
+    (["zstd", "zstd"], None, "3", "--major", "ZLIB", "Hive's default"),  # 3.1 reads no ZSTD
+    (["zstd", "zstd"], None, "4", "--major", "ZSTD", "the files read"),
+    (["zlib", "snappy"], "zstd", "4", "--minor", "ZSTD", "--codec"),
+])
+def test_a_compaction_writes_the_tables_codec(tmp_path, codecs, given, version, kind, expect,
+                                              source):
+    """As Hive's compactor: the table's codec (here the files'), not a fixed one; a Hive 3
+    minor compaction used to write uncompressed files."""
+    t = coded_table(tmp_path, codecs, version)
+    before = rows(t, version)
+    args = ["compact", t, kind, "--hive-version", version, "--apply", "--format", "json"]
+    result = run(*args, *(["--codec", given] if given else []))
+    assert result.code == 0, result.err
+    (part,) = json.loads(result.out)["partitions"]
+    assert part["codec"] == expect.lower().replace("uncompressed", "none")
+    assert part["codec_from"] == source
+    for name in part["writes"]:
+        assert codecs_of(t / name) == {expect}, name
+    assert rows(t, version) == before
+
+
+def test_zstd_is_refused_for_a_hive_that_cannot_read_it(tmp_path):
+    t = coded_table(tmp_path, ["zlib", "zlib"], "3")
+    before = sorted(os.listdir(t))
+    for version in ("2", "3"):
+        result = run("compact", t, "--major", "--hive-version", version, "--codec", "zstd",
+                     "--apply")
+        assert result.code == 2 and "reads no ZSTD" in result.err, result.err
+    assert sorted(os.listdir(t)) == before
+
+
+@pytest.mark.parametrize("prop,files,version,expect", [
+    ("SNAPPY", ["ZLIB"], "4", ("snappy", "the table's orc.compress")),
+    ("NONE", ["ZLIB"], "3", ("none", "the table's orc.compress")),
+    ("ZSTD", ["SNAPPY"], "3", ("snappy", "the files read")),
+    ("LZO", [], "4", ("zlib", "Hive's default")),  # pyarrow writes no LZO
+    (None, ["ZLIB", "SNAPPY", "SNAPPY"], "4", ("snappy", "the files read")),
+    (None, [], "2", ("zlib", "Hive's default")),
+])
+def test_the_codec_chosen_from_the_table_property_then_the_files(prop, files, version, expect):
+    from acidtool.core.compact import compaction_codec
+    from acidtool.core.versions import HiveVersion
+
+    assert compaction_codec(None, prop, files, HiveVersion.of(version)) == expect
+    assert compaction_codec("lz4", prop, files, HiveVersion.of(version)) == ("lz4", "--codec")

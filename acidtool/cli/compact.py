@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import sys
 from typing import Optional
 
@@ -41,6 +42,20 @@ _SPARK = typer.Option(False, "--spark", help="Write the bucket files on Spark's 
                       "merge as in process; the driver commits. The staging "
                       "directory is inside the table, so executors must reach it "
                       "(HDFS, an object store, or a local path with local[N]).")
+
+
+class Codec(str, enum.Enum):
+    zlib = "zlib"
+    snappy = "snappy"
+    lz4 = "lz4"
+    zstd = "zstd"
+    none = "uncompressed"
+
+
+_CODEC = typer.Option(None, "--codec", help="The ORC compression of the files written. "
+                      "Default: the table's, as Hive's compactor writes: the metastore's "
+                      "orc.compress, else the codec most files read have, else zlib. Hive 2.3 "
+                      "and 3.1 read no zstd.")
 _DO_APPLY = typer.Option(False, "--apply", help="Write the compacted directories. "
                          "Without it nothing is written (not even a lock).")
 _JOURNAL = typer.Option(None, "--journal", help="The journal file (local). "
@@ -61,6 +76,7 @@ def compact_command(
     insert_only: bool = INSERT_ONLY,
     spark: bool = _SPARK,
     master: Optional[str] = MASTER,
+    codec: Optional[Codec] = _CODEC,
     do_apply: bool = _DO_APPLY,
     journal: Optional[str] = _JOURNAL,
     fmt: Format = typer.Option(Format.text, "--format", help="text or json."),
@@ -109,7 +125,8 @@ def compact_command(
     bar = Progress(0, fmt is Format.text and sys.stderr.isatty(), "events compacted")
     opts = CompactOptions("major" if major else "minor" if minor else None,
                           partition, journal, spark=(master or "") if spark else None,
-                          bar=bar.at)
+                          codec=None if codec is None else "none" if codec is Codec.none
+                          else codec.value, bar=bar.at)
     out = output_for(fmt)
     if not do_apply:
         plan = plan_compaction(target, opts)

@@ -14,6 +14,10 @@ def _snapshot_words(plan) -> str:
                "committed)"))
 
 
+def _codec(codec: str) -> str:
+    return "uncompressed" if codec == "none" else codec.upper()
+
+
 def _label(p) -> str:
     return p.partition or "(table root)"
 
@@ -30,7 +34,8 @@ def compact_plan_text(plan) -> str:
         lines.append(f"{display(_label(p))}: {job.kind}: reads "
                      f"{', '.join(display(r) for r in job.reads)} "
                      f"({p.files_in} files, {p.events_in:,} events)")
-        lines.append(f"  writes {', '.join(w.name for w in job.writes)}")
+        lines.append(f"  writes {', '.join(w.name for w in job.writes)} "
+                     f"({_codec(job.writes[0].compression)}: {p.codec_from})")
         lines.append(f"  why: {job.reason}")
         if job.stops_below is not None:
             lines.append(f"  write id {job.stops_below} is open: the compaction reads only "

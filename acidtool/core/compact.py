@@ -36,7 +36,7 @@ class Written:
 
     name: str
     kind: str  # "base", "delta" or "delete_delta"
-    compression: str  # "zlib" or "none"
+    compression: str  # "zlib", "snappy", "lz4", "zstd" or "none"
 
 
 @dataclass(frozen=True)
@@ -60,8 +60,10 @@ class Job:
 
     def as_dict(self) -> dict:
         return {"compaction": self.kind, "reason": self.reason, "reads": list(self.reads),
-                "writes": [w.name for w in self.writes], "min_write_id": self.min_write_id
-                if self.kind else None, "max_write_id": self.max_write_id if self.kind else None,
+                "writes": [w.name for w in self.writes],
+                "codec": self.writes[0].compression if self.writes else None,
+                "min_write_id": self.min_write_id if self.kind else None,
+                "max_write_id": self.max_write_id if self.kind else None,
                 "stops_below_open_write_id": self.stops_below, "blocked": self.blocked}
 
 
@@ -84,10 +86,11 @@ def dir_name(kind: str, low: int, high: int, visibility: int | None = None) -> s
 
 def plan_job(state: AcidState, kind: str | None, version: HiveVersion, *, reason: str = "",
              insert_only: bool = False, visibility: int | None = None,
-             stops_below: int | None = None) -> Job:
+             stops_below: int | None = None, codec: str = "zlib") -> Job:
     """The compaction of one partition whose selection at the compactor's snapshot is
     ``state``. ``kind``: "major" or "minor" (asked for, or the Initiator's decision, whose
-    ``reason`` says why), None for nothing to do."""
+    ``reason`` says why), None for nothing to do. ``codec``: the ORC compression of every
+    file written (the table's, as Hive's compactor writes: ``compaction_codec``)."""
     if state.error is not None:
         return Job(None, f"Hive fails on this partition ({state.error.message}): nothing can "
                          "be compacted until that is mended (acidtool validate, repair)",
@@ -114,8 +117,7 @@ def plan_job(state: AcidState, kind: str | None, version: HiveVersion, *, reason
                    default=0)
         reads = ((base.name,) if base is not None else tuple(state.original_files)) + \
             tuple(state.deltas)
-        compression = "zlib"
-        base_out = (Written(dir_name("base", 0, high, visibility), "base", compression),)
+        base_out = (Written(dir_name("base", 0, high, visibility), "base", codec),)
         return Job("major", reason or "asked for (--major)", reads, base_out,
                    min(lo for lo, _ in ranges) if ranges else 0, high, stops_below)
     if len(deltas) <= 1:
@@ -123,7 +125,7 @@ def plan_job(state: AcidState, kind: str | None, version: HiveVersion, *, reason
                                                  "no delta above the base")
                    + " (a minor compaction merges two or more deltas)", stops_below=stops_below)
     low, high = min(lo for lo, _ in ranges), max(hi for _, hi in ranges)
-    compression = "zlib" if version is HiveVersion.V4 or insert_only else "none"
+    compression = codec
     has_deletes = any(d.kind == "delete_delta" for d in deltas)
     writes = [Written(dir_name("delta", low, high, visibility), "delta", compression)]
     if has_deletes:
@@ -134,3 +136,32 @@ def plan_job(state: AcidState, kind: str | None, version: HiveVersion, *, reason
                          "compaction would write", stops_below=stops_below)
     return Job("minor", reason or "asked for (--minor)", tuple(state.deltas), tuple(writes),
                low, high, stops_below)
+
+
+CODECS = ("zlib", "snappy", "lz4", "zstd", "none")  # what a compaction writes
+
+
+def compaction_codec(given: str | None, table_property: str | None, files: list[str],
+                     version: HiveVersion) -> tuple[str, str]:
+    """The ORC codec a compaction writes, and where it comes from: ``given`` (--codec), else
+    the table's ``orc.compress`` (Hive 4's compactor copies the table's ``orc.*`` properties),
+    else the codec most of the files it reads have, else ZLIB (Hive's default). Hive 2.3 and
+    3.1 read no ZSTD: a table property or files saying ZSTD there give ZLIB (``--codec zstd``
+    is refused before this). A codec pyarrow cannot write (LZO) gives ZLIB."""
+    if given:
+        return given, "--codec"
+    prop = (table_property or "").strip().lower()
+    for codec, why in ((prop, "the table's orc.compress"),
+                       (_most_common(files), "the files read")):
+        codec = "none" if codec in ("none", "uncompressed") else codec
+        if codec in CODECS and (codec != "zstd" or version is HiveVersion.V4):
+            return codec, why
+    return "zlib", "Hive's default"
+
+
+def _most_common(codecs: list[str]) -> str:
+    counts: dict[str, int] = {}
+    for c in codecs:
+        counts[c.lower()] = counts.get(c.lower(), 0) + 1
+    return max(counts, key=lambda c: counts[c]) if counts else ""
+

@@ -124,10 +124,11 @@ class Footer:
     parts are taken from the raw bytes, parsed again."""
 
     __slots__ = ("_raw", "_msg", "rows", "metadata", "stripe_count", "schema", "_stripes",
-                 "_stats")
+                 "_stats", "compression")
 
     def __init__(self, raw: bytes, msg):
         self._raw, self._msg = raw, msg
+        self.compression: str | None = None  # the file's codec (the postscript's), if read
         self.rows: int = msg.numberOfRows
         # A repeated field is sliced before it is iterated: iterating it directly asks for
         # items until one raises IndexError, whose message costs more than the slice.
@@ -446,7 +447,11 @@ def parse_file_tail(buf: bytes) -> Footer:
     tail = _parsed(FileTailMessage, bytes(buf), "file tail")
     if not tail.HasField("footer"):
         raise ProtoError("no footer in the file tail")
-    return parse_footer(tail.footer)
+    footer = parse_footer(tail.footer)
+    if tail.HasField("postscript"):
+        kind = tail.postscript.compression
+        footer.compression = COMPRESSION_KINDS[kind] if kind < len(COMPRESSION_KINDS) else None
+    return footer
 
 
 # ------------------------------------------------------------------------------------------------
@@ -566,4 +571,6 @@ def footer_from_tail(tail: bytes, ps: PostScript,
         raise ProtoError("tail shorter than the postscript says")
     end = len(tail) - ps.length - 1
     raw = tail[end - ps.footer_length:end]
-    return parse_footer(decompress(raw, ps.compression, ps.block_size, decompressors))
+    footer = parse_footer(decompress(raw, ps.compression, ps.block_size, decompressors))
+    footer.compression = ps.compression
+    return footer

@@ -49,14 +49,15 @@ def plan_write(o: WriteOptions, frame: pa.Schema, overwrite: bool) -> Job:
                          "first)" if kind == "missing" else "not a directory"))
     if insert_only and not version.has_insert_only:
         raise UsageError("hiveacid: insertOnly: Hive 2.3 has no insert-only tables")
+    tree = list_tree(table)  # listed once for the kind, the partition keys and the write id
     if info is None:  # the table's kind from its files (a metastore's table: its own)
-        _require_kind(table, insert_only)
+        _require_kind(table, insert_only, tree)
     if overwrite and not version.has_write_ids:
         raise UsageError("hiveacid: mode('overwrite') writes a base_N as Hive 3 and 4's INSERT "
                          "OVERWRITE does; acidtool writes none for Hive 2.3: append instead")
     if not 0 <= o.statement_id <= 4095:
         raise UsageError("hiveacid: statementId must be between 0 and 4095")
-    keys = _partition_keys(table, info, partition, o.partition_columns)
+    keys = _partition_keys(tree, info, partition, o.partition_columns)
     not_rows = keys + tuple(k for k, _ in partition_values(partition)) if partition else keys
     schema = _table_schema(table, info, insert_only, frame, not_rows)
     columns = _columns(schema, frame, not_rows)
@@ -80,7 +81,7 @@ def plan_write(o: WriteOptions, frame: pa.Schema, overwrite: bool) -> Job:
     if auto and o.metastore:
         write_id = 0  # allocated below
     else:
-        write_id = parse_write_id(o.write_id, table)
+        write_id = parse_write_id(o.write_id, table, tree)
     job = Job(table.url, partition, keys, write_id, overwrite, fmt, schema, columns,
               new_staging(table).url, buckets, tuple(bucket_by), kinds, bucketing, o.metastore,
               info=info)
@@ -101,10 +102,10 @@ def plan_write(o: WriteOptions, frame: pa.Schema, overwrite: bool) -> Job:
     return job
 
 
-def _require_kind(table: Location, insert_only: bool) -> None:
+def _require_kind(table: Location, insert_only: bool, tree: list) -> None:
     from ..core.names import kind_problem
 
-    problem = kind_problem(list_tree(table), insert_only)
+    problem = kind_problem(tree, insert_only)
     if problem:
         raise UsageError(f"hiveacid: {table.url}: " + problem.replace("--insert-only",
                                                                      "insertOnly"))
@@ -121,7 +122,7 @@ def _in_transaction(job: Job, info) -> Job:
     return replace(job, transaction=txn.txn, lock=txn.lock, write_id=txn.write_id)
 
 
-def _partition_keys(table: Location, info: TableInfo | None, partition: str | None,
+def _partition_keys(tree: list, info: TableInfo | None, partition: str | None,
                     given: tuple[str, ...] = ()) -> tuple[str, ...]:
     """The partition columns a job takes from the rows: none with a static partition, the
     metastore's keys, else the keys the table's partition directories name, else those the
@@ -135,7 +136,7 @@ def _partition_keys(table: Location, info: TableInfo | None, partition: str | No
                                  "is partitioned by " + ("/".join(
                                      k.name for k in info.partition_keys) or "nothing"))
         return ()
-    known = _known_keys(table, info)
+    known = _known_keys(tree, info)
     if given and known is not None and [k.lower() for k in given] != \
             [k.lower() for k in known]:
         raise UsageError(f"hiveacid: option partitionColumns={','.join(given)}: the table is "
@@ -143,14 +144,14 @@ def _partition_keys(table: Location, info: TableInfo | None, partition: str | No
     return tuple(known) if known is not None else tuple(given)
 
 
-def _known_keys(table: Location, info: TableInfo | None) -> tuple[str, ...] | None:
-    """The partition columns the metastore or the table's directories name (None: neither
-    says, an empty table)."""
+def _known_keys(tree: list, info: TableInfo | None) -> tuple[str, ...] | None:
+    """The partition columns the metastore or the table's directories (``tree``, its
+    listing) name (None: neither says, an empty table)."""
     if info is not None:
         return tuple(k.name for k in info.partition_keys)
     data = False
     keys: tuple[str, ...] = ()
-    for entry in list_tree(table):
+    for entry in tree:
         chain = []
         for part in entry.path.split("/"):
             if "=" not in part or part.startswith(("_", ".")):

@@ -16,7 +16,8 @@ import pyarrow.orc as paorc
 from ..core.versions import HiveVersion
 from .orcpatch import with_user_metadata
 
-ORC_COMPRESSION = {"zlib": "zlib", "none": "uncompressed"}
+ORC_COMPRESSION = {"zlib": "zlib", "snappy": "snappy", "lz4": "lz4", "zstd": "zstd",
+                   "none": "uncompressed"}
 KEY = ("originalTransaction", "bucket", "rowId")
 
 

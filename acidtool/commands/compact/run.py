@@ -23,11 +23,12 @@ import uuid
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
-from ...core.compact import Job, plan_job, stops_below
+from ...core.compact import Job, compaction_codec, plan_job, stops_below
 from ...core.compaction import Settings, compactor_snapshot, decide
-from ...core.errors import PathError, UsageError
+from ...core.errors import AcidToolError, PathError, UsageError
 from ...core.names import ACIDTOOL_STAGING_PREFIX, bucket_file_name
 from ...core.snapshot import Snapshot
+from ...core.versions import HiveVersion
 from ...io.commit import Commit, require_inside, table_of
 from ...io.fs import Location, resolve
 from ...io.journal import (
@@ -69,6 +70,7 @@ class CompactOptions:
     visibility: int | None = None  # Hive 4: the compactor's transaction (``_vT``)
     settings: Settings = field(default_factory=Settings.of)
     spark: str | None = None  # write the bucket files on Spark: its master ("": the default)
+    codec: str | None = None  # --codec; None: the table's (core.compact.compaction_codec)
     # told (events compacted, events due) after each partition: a progress bar's ``at``
     bar: Callable[[int, int], None] | None = field(default=None, compare=False)
 
@@ -79,10 +81,12 @@ class PartitionJob:
     url: str
     job: Job
     files_in: int = 0
+    codec_from: str = ""  # where the codec written comes from (--codec, the table, the files)
     events_in: int = 0
 
     def as_dict(self) -> dict:
         return {"partition": self.partition, "path": self.url, **self.job.as_dict(),
+                "codec_from": self.codec_from if self.job.kind else None,
                 "files_in": self.files_in, "events_in": self.events_in}
 
 
@@ -153,6 +157,7 @@ def plan_compaction(target: Target, opts: CompactOptions) -> CompactPlan:
     stop = stops_below(snap, compactor)
     props = target.table.parameters if target.table is not None else None
     settings = opts.settings.for_table(props)
+    _require_codec(opts.codec, snap.hive_version)
     out = []
     for part in parts:
         require_whole(part)  # half of a compaction: its selection is not the table's rows
@@ -166,17 +171,45 @@ def plan_compaction(target: Target, opts: CompactOptions) -> CompactPlan:
                        stops_below=stop)
         files = files_read(part, job) if job.kind else []
         _require_bucket_ids(target.url, files, snap)
-        events = 0
-        if files and not snap.insert_only:
+        events, codecs = 0, []
+        if files:
             reader = PartitionReader(part, compactor)
             for rel in files:
-                footer = reader.footer(rel)
-                events += footer.rows if footer is not None else 0
-                _require_acid_file(target.url, rel, footer)
-        out.append(PartitionJob(part.partition, part.location.url, job, len(files), events))
+                footer = _footer(reader, rel, snap.insert_only)
+                if footer is not None and footer.compression:
+                    codecs.append(footer.compression)
+                if not snap.insert_only:
+                    events += footer.rows if footer is not None else 0
+                    _require_acid_file(target.url, rel, footer)
+        codec, why = compaction_codec(opts.codec, (props or {}).get("orc.compress"), codecs,
+                                      snap.hive_version)
+        if job.kind:
+            job = plan_job(part.state, kind, snap.hive_version, reason=reason,
+                           insert_only=snap.insert_only, visibility=opts.visibility,
+                           stops_below=stop, codec=codec)
+        out.append(PartitionJob(part.partition, part.location.url, job, len(files), why,
+                                events))
     names = tuple(target.column_names) if target.column_names else None
     return CompactPlan(target.url, snap, compactor, tuple(out), names,
                        _takes_transaction(target))
+
+
+def _footer(reader: PartitionReader, rel: str, insert_only: bool):
+    """A file's footer (None when it has none to give): an insert-only table's files may be
+    another format than ORC, whose codec is then not known."""
+    if not insert_only:
+        return reader.footer(rel)
+    try:
+        return reader.footer(rel)
+    except (AcidToolError, OSError, ValueError):
+        return None
+
+
+def _require_codec(codec: str | None, version) -> None:
+    if codec == "zstd" and version is not HiveVersion.V4:
+        raise UsageError(f"--codec zstd: Hive {version} reads no ZSTD ORC files (its ORC "
+                         "library has no ZSTD codec); give zlib, snappy, lz4 or uncompressed, "
+                         "or leave --codec out for the table's own")
 
 
 def _require_bucket_ids(url: str, files: list[str], snap) -> None:
