@@ -294,3 +294,30 @@ def test_memory_limit_streams_delete_keys_with_the_same_result(tmp_path):
     assert len(full) == 5000 - 1667
     assert _ids(limited) == _ids(full)
     assert run("read", table, "--memory-limit", "lots").code == 2
+
+
+@pytest.mark.parametrize("fmt,codec,expect", [
+    ("orc", None, "UNCOMPRESSED"), ("orc", "snappy", "SNAPPY"), ("orc", "zstd", "ZSTD"),
+    ("parquet", None, "SNAPPY"), ("parquet", "zstd", "ZSTD"), ("parquet", "uncompressed", "UNCOMPRESSED"),
+])
+def test_read_writes_the_codec_asked_for(tmp_path, fmt, codec, expect):
+    root = build(tmp_path / "t", delta("delta_0000001_0000001_0000", acid(events(1, 5))))
+    out = tmp_path / f"out.{fmt}"
+    result = run("read", root, "--format", fmt, "-o", out,
+                 *(["--compression", codec] if codec else []))
+    assert result.code == 0, result.err
+    if fmt == "orc":
+        assert paorc.ORCFile(str(out)).compression == expect
+        assert paorc.read_table(str(out)).num_rows == 5
+    else:
+        assert pq.ParquetFile(str(out)).metadata.row_group(0).column(0).compression == expect
+        assert pq.read_table(str(out)).num_rows == 5
+
+
+@pytest.mark.parametrize("args", [("--format", "jsonl"), ("--format", "csv"),
+                                  ("--format", "orc", "--spark")])
+def test_read_refuses_a_codec_it_cannot_use(tmp_path, args):
+    root = build(tmp_path / "t", delta("delta_0000001_0000001_0000", acid(events(1, 5))))
+    result = run("read", root, *args, "-o", tmp_path / "out", "--compression", "zstd")
+    assert result.code == 2 and "--compression goes with" in result.err
+    assert not (tmp_path / "out").exists()

@@ -42,6 +42,16 @@ class Format(str, enum.Enum):
     json = "json"
 
 
+class Codec(str, enum.Enum):
+    """An ORC or Parquet codec, as ``--compression`` and ``--codec`` take it."""
+
+    zlib = "zlib"
+    snappy = "snappy"
+    lz4 = "lz4"
+    zstd = "zstd"
+    none = "uncompressed"
+
+
 class TableFormat(str, enum.Enum):
     """``--format`` of the listings (ls, meta, rules, decode): their text is a table."""
 

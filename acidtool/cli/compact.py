@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import enum
 import sys
 from typing import Optional
 
@@ -15,6 +14,7 @@ from .app import (
     METASTORE,
     TXNS,
     WRITE_IDS_HELP,
+    Codec,
     Format,
     HiveVersion,
     app,
@@ -42,14 +42,6 @@ _SPARK = typer.Option(False, "--spark", help="Write the bucket files on Spark's 
                       "merge as in process; the driver commits. The staging "
                       "directory is inside the table, so executors must reach it "
                       "(HDFS, an object store, or a local path with local[N]).")
-
-
-class Codec(str, enum.Enum):
-    zlib = "zlib"
-    snappy = "snappy"
-    lz4 = "lz4"
-    zstd = "zstd"
-    none = "uncompressed"
 
 
 _CODEC = typer.Option(None, "--codec", help="The ORC compression of the files written. "

@@ -16,6 +16,7 @@ from .app import (
     METASTORE,
     TXNS,
     WRITE_IDS,
+    Codec,
     HiveVersion,
     app,
     csv_items,
@@ -33,6 +34,10 @@ class ReadFormat(str, enum.Enum):
     orc = "orc"
 
 
+_COMPRESSION = typer.Option(None, "--compression", help="With --format orc or parquet: the "
+                            "codec. Default: uncompressed ORC, snappy Parquet.")
+
+
 @app.command("read")
 def read_command(
     path: str = typer.Argument(..., help="Table or partition directory (any filesystem); with "
@@ -46,6 +51,7 @@ def read_command(
                                         help="Which table of a multi-table --write-ids to use."),
     fmt: ReadFormat = typer.Option(ReadFormat.jsonl, "--format",
                                    help="jsonl (values as dump prints them), csv, parquet, orc."),
+    compression: Optional[Codec] = _COMPRESSION,
     output: Optional[str] = typer.Option(None, "--output", "-o", help="Write to FILE (written "
                                          "under a temporary name, renamed when complete)."),
     columns: Optional[str] = typer.Option(None, "--columns", help="Comma-separated columns."),
@@ -84,6 +90,8 @@ def read_command(
     from ..io.sink import write_rows
     from ..table.snapshot import Table
 
+    if compression is not None and (spark or fmt not in (ReadFormat.parquet, ReadFormat.orc)):
+        raise UsageError("--compression goes with --format parquet or orc, without --spark")
     if spark:
         _read_on_spark(path, metastore, write_ids, txns, hive_version, table, insert_only,
                        fmt.value, output, csv_items(columns), with_row_id, master)
@@ -101,7 +109,8 @@ def read_command(
                    "buckets read")
     try:
         rows = write_rows(snap.tables(bar.at), fmt.value, output, sys.stdout.buffer, limit,
-                          prefetch=memory_limit is None)
+                          prefetch=memory_limit is None,
+                          compression=compression.value if compression else None)
     except BrokenPipeError:
         silence_stdout()
         raise typer.Exit(0) from None

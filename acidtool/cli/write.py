@@ -2,22 +2,12 @@
 
 from __future__ import annotations
 
-import enum
 import sys
 from typing import List, Optional
 
 import typer
 
-from .app import MASTER, METASTORE, Format, HiveVersion, app, hive_version_option, note
-
-
-class Compression(str, enum.Enum):
-    zlib = "zlib"
-    snappy = "snappy"
-    zstd = "zstd"
-    lz4 = "lz4"
-    none = "uncompressed"
-
+from .app import MASTER, METASTORE, Codec, Format, HiveVersion, app, hive_version_option, note
 
 _SOURCES = typer.Argument(..., help="Raw ORC files, directories of them, or globs "
                           "(DataX, Spark df.write.orc, copy scripts...).")
@@ -67,7 +57,7 @@ def convert_command(
     write_id: str = _WRITE_ID,
     partition: Optional[str] = _PARTITION,
     statement_id: int = typer.Option(0, "--statement-id", help="The delta's statement id."),
-    compression: Compression = typer.Option(Compression.zlib, "--compression"),
+    compression: Codec = typer.Option(Codec.zlib, "--compression"),
     hive_version: Optional[HiveVersion] = _HIVE_VERSION,
     metastore: Optional[str] = METASTORE,
     insert_only: bool = _INSERT_ONLY,

@@ -35,10 +35,11 @@ class RowWriter:
     """jsonl/csv to a stream, parquet/orc to a file written under a temporary name and renamed
     into place only when complete."""
 
-    def __init__(self, fmt: str, output: str | None, stdout):
+    def __init__(self, fmt: str, output: str | None, stdout, compression: str | None = None):
         import tempfile
 
         self.fmt, self.output, self.stdout = fmt, output, stdout
+        self.compression = compression  # None: pyarrow's default (ORC none, Parquet snappy)
         self.rows = 0
         self._writer: Any = None  # a Parquet or ORC writer, made with the first batch
         self._tmp = None
@@ -73,16 +74,14 @@ class RowWriter:
             self._csv_header = False
             self._stream.write(sink.getvalue().to_pybytes())
         elif self.fmt == "parquet":
-            import pyarrow.parquet as pq
 
             if self._writer is None:
-                self._writer = pq.ParquetWriter(self._stream, table.schema)
+                self._writer = self._parquet(table.schema)
             self._writer.write_table(table.cast(self._writer.schema))
         elif self.fmt == "orc":
-            import pyarrow.orc as paorc
 
             if self._writer is None:
-                self._writer = paorc.ORCWriter(self._stream)
+                self._writer = self._orc()
                 self._schema = table.schema
             self._writer.write(table.cast(self._schema))
         else:
@@ -102,14 +101,22 @@ class RowWriter:
 
     def write_empty(self, schema: pa.Schema) -> None:
         if self.fmt == "parquet":
-            import pyarrow.parquet as pq
 
-            self._writer = pq.ParquetWriter(self._stream, schema)
+            self._writer = self._parquet(schema)
         elif self.fmt == "orc":
-            import pyarrow.orc as paorc
-
-            self._writer = paorc.ORCWriter(self._stream)
+            self._writer = self._orc()
             self._writer.write(schema.empty_table())
+
+    def _parquet(self, schema: pa.Schema):
+        import pyarrow.parquet as pq
+
+        codec = {"uncompressed": "none", None: "snappy"}.get(self.compression, self.compression)
+        return pq.ParquetWriter(self._stream, schema, compression=codec)
+
+    def _orc(self):
+        import pyarrow.orc as paorc
+
+        return paorc.ORCWriter(self._stream, compression=self.compression or "uncompressed")
 
     def abort(self) -> None:
         if self._writer is not None:
@@ -167,10 +174,10 @@ def _prefetched(tables: Iterator[pa.Table], depth: int = 2) -> Iterator[pa.Table
 
 
 def write_rows(tables: Iterator[pa.Table], fmt: str, output: str | None, stdout,
-               limit: int | None, prefetch: bool = True) -> int:
+               limit: int | None, prefetch: bool = True, compression: str | None = None) -> int:
     """Write ``tables`` in ``fmt`` to ``output`` (or ``stdout``), at most ``limit`` rows. With
     ``prefetch`` the next tables are made on a thread meanwhile (faster; more in memory)."""
-    writer = RowWriter(fmt, output, stdout)
+    writer = RowWriter(fmt, output, stdout, compression)
     schema = None
     try:
         for table in (_prefetched(tables) if prefetch else tables):
