@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 import os
+import re
 import sys
 from typing import Iterable
 
@@ -221,3 +222,11 @@ def write_whole(path: str, data: bytes) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise UsageError(f"--output {path}: {exc.strerror or exc}") from None
+
+
+def duration(text: str, option: str = "--min-age") -> float:
+    """'1h', '30m', '90s', '2d', '0' -> seconds."""
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([smhd]?)\s*", text or "")
+    if not m:
+        raise UsageError(f"{option} {text!r} is not a duration (e.g. 0, 90s, 30m, 1h, 2d)")
+    return float(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]

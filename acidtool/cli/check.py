@@ -197,11 +197,12 @@ def explain_command(code: str = typer.Argument(..., help="A rule code, e.g. ACID
 
     Example: acidtool explain ACID004
     """
+    from ..core.doctor import HMS_RULES
     from ..core.rules import REGISTRY
     from .output import explain_text
 
     key = code.strip().upper()
-    if key not in REGISTRY:
+    if key not in REGISTRY and key not in HMS_RULES:
         raise UsageError(f"no rule {code!r}; `acidtool rules` lists them")
     emit(explain_text(key))
 

@@ -114,3 +114,23 @@ def upgrade_text(report) -> str:
 
 def _names(n: int) -> str:
     return f"{n} file name{'' if n == 1 else 's'}"
+
+
+def doctor_text(report) -> str:
+    lines = []
+    for name, found in report.tables:
+        if not found:
+            lines.append(f"{display(name)}: nothing found")
+            continue
+        lines.append(f"{display(name)}: {len(found)} finding{'s' if len(found) > 1 else ''}")
+        for f in found:
+            where = f" {display(f.partition)}" if f.partition else ""
+            lines.append(f"  {f.severity:<8}{f.code}{where}: {display(f.message)}")
+    counts = {s: sum(f.severity == s for _, found in report.tables for f in found)
+              for s in ("error", "warning", "info")}
+    lines.append("")
+    lines.append(f"{counts['error']} errors, {counts['warning']} warnings, {counts['info']} info "
+                 f"in {len(report.tables)} table{'s' if len(report.tables) != 1 else ''} "
+                 f"(Hive {report.hive_version} metastore {display(report.metastore)}, "
+                 f"{report.calls} calls)")
+    return "\n".join(lines)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import sys
 from typing import Optional
 
@@ -18,19 +17,11 @@ from .app import (
     Format,
     HiveVersion,
     app,
+    duration,
     hive_version_option,
     note,
     snapshot_note,
 )
-
-
-def duration(text: str) -> float:
-    """'1h', '30m', '90s', '2d', '0' -> seconds."""
-    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([smhd]?)\s*", text or "")
-    if not m:
-        raise UsageError(f"--min-age {text!r} is not a duration (e.g. 0, 90s, 30m, 1h, 2d)")
-    return float(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]
-
 
 _PATH = typer.Argument(..., help="The table (or partition) directory: a local path, "
                        "file://, webhdfs://, hdfs:// or an fsspec URL; with "

@@ -88,6 +88,11 @@ class Output:
 
         emit(undo_text(result))
 
+    def doctor(self, report) -> None:
+        from .output_plans import doctor_text
+
+        emit(doctor_text(report))
+
 
 class JsonOutput(Output):
     """The same results as JSON documents (``--format json``), one per run."""
@@ -155,6 +160,9 @@ class JsonOutput(Output):
 
     def undo(self, result) -> None:
         emit_json(result.as_dict())
+
+    def doctor(self, report) -> None:
+        emit_json(report.as_dict())
 
 
 def output_for(fmt) -> Output:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import getpass
 import os
 import socket
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from ..core.catalog import (
@@ -56,7 +57,9 @@ _EXCEPTIONS = {
     "add_partition": {1: "InvalidObjectException", 2: "AlreadyExistsException",
                       3: "MetaException"},
     "drop_partition_by_name": {1: "NoSuchObjectException", 2: "MetaException"},
+    "get_tables": {1: "MetaException"},
 }
+COMPACTION_TYPES = {1: "minor", 2: "major", 3: "rebalance"}
 
 
 def parse_url(url: str) -> tuple[str, int]:
@@ -209,15 +212,50 @@ class Metastore:
                         legacy=legacy)
 
     def write_ids(self, table: TableInfo, txns: ValidTxnList) -> ValidWriteIdList:
+        found = self.write_id_lists([table.full_name], txns.text(ranges=False))
+        if table.full_name.lower() not in found:
+            raise MetastoreError(f"the metastore gave no write ids for {table.full_name}")
+        return found[table.full_name.lower()]
+
+    def write_id_lists(self, names: list[str], txns: str) -> dict[str, ValidWriteIdList]:
+        """The valid write ids of several tables (db.table) in one call, at the snapshot
+        ``txns`` (a ValidTxnList's text): lower-cased name -> list."""
         r = self._answer("get_valid_write_ids",
-                         [(1, STRUCT, [(1, LIST, (STRING, [table.full_name])),
-                                       (2, STRING, txns.text(ranges=False))])],
-                         f"give the valid write ids of {table.full_name}")
-        for t in r.get(1, []):
-            if str(t.get(1, "")).lower() == table.full_name.lower():
-                return write_id_list(table.full_name, t.get(2, 0), t.get(3, []), t.get(4),
-                                     thrift.binary(t.get(5)))
-        raise MetastoreError(f"the metastore gave no write ids for {table.full_name}")
+                         [(1, STRUCT, [(1, LIST, (STRING, names)), (2, STRING, txns)])],
+                         f"give the valid write ids of {', '.join(names[:3])}")
+        return {str(t.get(1, "")).lower(): write_id_list(
+            str(t.get(1, "")), t.get(2, 0), t.get(3, []), t.get(4), thrift.binary(t.get(5)))
+            for t in r.get(1, [])}
+
+    # -- what doctor reads (reads only) ---------------------------------------------------
+    def table_names(self, db: str, pattern: str = "*") -> list[str]:
+        return [str(n) for n in self._answer("get_tables", [(1, STRING, db),
+                                                            (2, STRING, pattern)],
+                                             f"list the tables of {db}") or []]
+
+    def txn_infos(self) -> tuple[int, list[TxnRecord]]:
+        """The transaction high watermark, and every transaction still listed (open or
+        aborted) with who opened it and when (``started``: ms since the epoch, None where the
+        metastore does not say: 2.3)."""
+        r = self._answer("get_open_txns_info", [], "list open transactions")
+        return int(r.get(1, 0)), [
+            TxnRecord(int(t[1]), TXN_STATES.get(t.get(2), str(t.get(2))), str(t.get(3, "")),
+                      str(t.get(4, "")), t.get(8) or None) for t in r.get(2, [])]
+
+    def compactions(self) -> list[CompactionRecord]:
+        """The compaction queue and its history (SHOW COMPACTIONS), one call."""
+        r = self._answer("show_compact", [(1, STRUCT, [])], "list compactions")
+        return [CompactionRecord(
+            str(c.get(1, "")), str(c.get(2, "")), str(c.get(3) or ""),
+            COMPACTION_TYPES.get(c.get(4), str(c.get(4))), str(c.get(5, "")), c.get(13),
+            c.get(7) or None, c.get(15) or None, str(c.get(14) or ""))
+            for c in r.get(1, [])]
+
+    def locks(self) -> list[LockRecord]:
+        """Every lock (SHOW LOCKS), one call."""
+        r = self._answer("show_locks", [(1, STRUCT, [])], "list locks")
+        return [LockRecord(str(x.get(2, "")), str(x.get(3) or ""), str(x.get(4) or ""),
+                           x.get(7) or None) for x in r.get(1, [])]
 
     # -- a writer's transaction -----------------------------------------------------------
     def open_txn(self) -> int:
@@ -263,6 +301,36 @@ class Metastore:
     def heartbeat(self, lock: int, txn: int) -> None:
         self._answer("heartbeat", [(1, STRUCT, [(1, I64, lock), (2, I64, txn)])],
                      f"heartbeat transaction {txn}")
+
+
+@dataclass(frozen=True)
+class TxnRecord:
+    id: int
+    state: str  # "open" or "aborted"
+    user: str
+    host: str
+    started: int | None  # ms since the epoch
+
+
+@dataclass(frozen=True)
+class CompactionRecord:
+    db: str
+    table: str
+    partition: str
+    type: str  # "major", "minor"
+    state: str  # "initiated", "working", "ready for cleaning", "failed", "did not initiate"...
+    id: int | None
+    start: int | None  # ms since the epoch
+    enqueued: int | None  # ms since the epoch (4.0)
+    error: str
+
+
+@dataclass(frozen=True)
+class LockRecord:
+    db: str
+    table: str
+    partition: str
+    txn: int | None
 
 
 def _user() -> str:
