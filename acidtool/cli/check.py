@@ -186,7 +186,7 @@ def rules_command(fmt: TableFormat = typer.Option(TableFormat.table, "--format",
 
     Example: acidtool rules --format json
     """
-    from .output import rules_table
+    from .output_rules import rules_table
 
     emit(rules_table(fmt.value))
 
@@ -199,7 +199,7 @@ def explain_command(code: str = typer.Argument(..., help="A rule code, e.g. ACID
     """
     from ..core.doctor import HMS_RULES
     from ..core.rules import REGISTRY
-    from .output import explain_text
+    from .output_rules import explain_text
 
     key = code.strip().upper()
     if key not in REGISTRY and key not in HMS_RULES:

@@ -195,9 +195,10 @@ def _never_allocated(t: TableView):
     for d in t.dirs:
         if d.max_write_id > hwm:
             lo = max(d.min_write_id, hwm + 1)
+            them = "it" if lo == d.max_write_id else "them"
             yield finding("HMS001", d.partition, d.path,
                           f"{d.name}: {_count(lo, d.max_write_id)} above the metastore's "
-                          f"{kind} high-water mark {hwm}: the metastore never allocated them "
+                          f"{kind} high-water mark {hwm}: the metastore never allocated {them} "
                           "for this table, so Hive returns none of its rows; re-load them with "
                           "`acidtool convert --write-id auto --metastore ...`",
                           write_ids=_ids(lo, d.max_write_id))
@@ -234,10 +235,11 @@ def _missing(t: TableView):
                if ids.is_valid(w) and not any(lo <= w <= hi for lo, hi in held)]
     if missing:
         shown = ", ".join(map(str, missing[:10])) + (" ..." if len(missing) > 10 else "")
+        many = len(missing) > 1
         yield finding("HMS003", "", t.location,
-                      f"{len(missing):,} write id{'s' if len(missing) > 1 else ''} committed in "
-                      f"the metastore with no base or delta on disk holding "
-                      f"{'them' if len(missing) > 1 else 'it'} ({shown}): their rows are "
+                      f"{'write ids' if many else 'write id'} {shown}: committed in the "
+                      f"metastore ({len(missing):,}), with no base or delta on disk holding "
+                      f"{'them' if many else 'it'}: {'their' if many else 'its'} rows are "
                       "gone; find where the directories went and put them back",
                       write_ids=tuple(missing[:MAX_LISTED]))
 
@@ -288,12 +290,13 @@ def _compactions(t: TableView):
             done_after[c.partition] = max(done_after.get(c.partition, -1), c.id)
     for c in t.compactions:
         about = {"id": c.id, "type": c.type, "state": c.state}
-        label = c.partition or "(table)"
+        label = f"{c.type} compaction {c.id}" + (f" of {c.partition}" if c.partition else "")
+        path = t.disk_partitions.get(c.partition, t.location)
         if c.state in FAILED:
             if c.id is not None and done_after.get(c.partition, -1) > c.id:
                 continue  # a later compaction of the partition succeeded
-            yield finding("HMS007", c.partition, t.location,
-                          f"{label}: {c.type} compaction {c.id} {c.state}"
+            yield finding("HMS007", c.partition, path,
+                          f"{label} {c.state}"
                           + (f" ({c.error})" if c.error else "")
                           + ": deltas keep piling up; read SHOW COMPACTIONS, fix the cause "
                           "and compact again", compaction=about)
@@ -301,8 +304,8 @@ def _compactions(t: TableView):
             # (Hive 2.3's and 3.1's metastores keep no time for an initiated compaction)
             since = f"for {_age(c.age)}" if c.age is not None else \
                 "(since when the metastore does not say)"
-            yield finding("HMS007", c.partition, t.location,
-                          f"{label}: {c.type} compaction {c.id} {c.state} {since}: no worker "
+            yield finding("HMS007", c.partition, path,
+                          f"{label} {c.state} {since}: no worker "
                           "is taking it (hive.compactor.worker.threads) or it hangs",
                           compaction=about)
 
