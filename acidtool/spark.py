@@ -22,7 +22,13 @@ import os
 import shutil
 import subprocess
 import sys
-from typing import Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Iterator, Sequence
+
+from .core.errors import UsageError
+
+if TYPE_CHECKING:
+    from .table.target import Target
 
 # Spark starts its Python workers (and looks up Python data sources such as ``hiveacid``)
 # with $PYSPARK_PYTHON, else `python3` from PATH: a script run by a virtual environment's
@@ -111,3 +117,191 @@ def read_table(spark, path: str, write_ids: str | None = None, txns: str | None 
             reader = reader.option(key, value)
     with acidtool_errors():  # planned in Spark's Python worker: its errors said as ours
         return reader.load(path)
+
+
+# ------------------------------------------------------------------------------------------------
+# DELETE and UPDATE (issue 42): Spark evaluates the SQL; commands/dml/write.py writes Hive's
+# split-update events and commits them.
+
+
+class AcidTable:
+    """One Hive ACID table (or partition) at a snapshot, to change rows of from Spark."""
+
+    def __init__(self, spark, path: str, target: Target, *, write_ids: str | None = None,
+                 txns: str | None = None, hive_version=None, metastore: str | None = None):
+        self.spark, self.path, self.target = spark, path, target
+        self._read = {"write_ids": write_ids, "txns": txns, "hive_version": hive_version,
+                      "metastore": metastore}
+
+    @classmethod
+    def for_path(cls, spark, path: str, hive_version=None, *, write_ids: str | None = None,
+                 txns: str | None = None, metastore: str | None = None) -> AcidTable:
+        from .commands.dml.write import require_writable
+        from .table.target import resolve
+
+        target = resolve(path, metastore=metastore, hive_version=hive_version,
+                         write_ids=write_ids, txns=txns)
+        if target.partition is not None or "=" in target.url.rstrip("/").rsplit("/", 1)[-1]:
+            raise UsageError(f"{path}: a partition; give the table, and narrow the change "
+                             "with the condition")
+        require_writable(target)
+        return cls(spark, path, target, write_ids=write_ids, txns=txns,
+                   hive_version=hive_version, metastore=metastore)
+
+    @classmethod
+    def for_name(cls, spark, name: str, *, metastore: str, write_ids: str | None = None,
+                 txns: str | None = None) -> AcidTable:
+        return cls.for_path(spark, name, metastore=metastore, write_ids=write_ids, txns=txns)
+
+    # -- reading ---------------------------------------------------------------------------
+    def to_df(self):
+        """The rows Hive returns for the snapshot, with ``ROW__ID``."""
+        return read_table(self.spark, self.path, self._read["write_ids"], self._read["txns"],
+                          self._read["hive_version"], with_row_id=True,
+                          metastore=self._read["metastore"])
+
+    def _keys(self, df) -> list[str]:
+        """The partition columns (the DataFrame's last columns)."""
+        info = self.target.table
+        if info is not None:
+            return [k.name for k in info.partition_keys if k.name in df.columns]
+        from .io.fs import list_tree
+
+        keys: list[str] = []
+        for p in list_tree(resolve_loc(self.target.url)):
+            chain = [c.split("=", 1)[0] for c in p.path.split("/")[:-1] if "=" in c]
+            if len(chain) > len(keys):
+                keys = chain
+        return [k for k in keys if k in df.columns]
+
+    # -- the changes -----------------------------------------------------------------------
+    def delete(self, condition, *, write_id="auto", dry_run: bool = False) -> dict:
+        """DELETE FROM t WHERE condition (a SQL string or a Column)."""
+        df = self.to_df()
+        keys = self._keys(df)
+        with _sql_errors():
+            matched = df.where(_column(condition)).select(*_row_id(), *keys).toArrow()
+        return self._commit(write_id, _with_partition(matched, keys), None, 0, dry_run)
+
+    def update(self, condition, *, set: dict[str, str], write_id="auto",
+               dry_run: bool = False) -> dict:
+        """UPDATE t SET col = expr, ... WHERE condition."""
+        from pyspark.sql import functions as F
+
+        df = self.to_df()
+        keys = self._keys(df)
+        data = [c for c in df.columns if c != "ROW__ID" and c not in keys]
+        self._refuse_sets(set, keys, data)
+        with _sql_errors():
+            values = [F.expr(set[c]).alias(c) if c in set else F.col(c) for c in data]
+            rows = df.where(_column(condition)).select(*_row_id(), *keys, *values).toArrow()
+        rows = _with_partition(rows, keys)
+        deleted = rows.select(["partition", "writeid", "bucketid", "rowid"])
+        inserted = rows.select(["partition", "bucketid", *data])
+        return self._commit(write_id, deleted, inserted, rows.num_rows, dry_run)
+
+    def _refuse_sets(self, sets: dict, keys: list[str], data: list[str]) -> None:
+        info = self.target.table
+        bucketed = {c.lower() for c in info.bucket_cols} if info is not None else set()
+        for c in sets:
+            if c in keys:
+                raise UsageError(f"SET {c}: a partition column; a row changes partition by a "
+                                 "DELETE and an INSERT")
+            if c.lower() in bucketed:
+                raise UsageError(f"SET {c}: a bucketing column; Hive refuses to update it "
+                                 "(the row would be in the wrong bucket)")
+            if c not in data:
+                raise UsageError(f"SET {c}: no such column (the table has "
+                                 f"{', '.join(data)})")
+
+    def _commit(self, write_id, deleted, inserted, updated: int, dry_run: bool) -> dict:
+        if write_id == "auto":
+            return self._in_transaction(deleted, inserted, updated, dry_run)
+        try:
+            number = int(write_id)
+        except (TypeError, ValueError):
+            raise UsageError(f"write_id must be a number or 'auto', not {write_id!r}") from None
+        from .commands.dml.write import require_new_write_id, write_changes
+
+        require_new_write_id(self.target, number)
+        return write_changes(self.target, number, deleted, inserted, updated=updated,
+                             dry_run=dry_run).as_dict()
+
+    def _in_transaction(self, deleted, inserted, updated: int, dry_run: bool) -> dict:
+        from .commands.convert.txn import Transaction
+        from .commands.dml.write import write_changes
+        from .io.metastore import Metastore
+
+        url, info = self._read["metastore"], self.target.table
+        if not url or info is None:
+            raise UsageError("write_id 'auto' allocates the write id in the metastore: give "
+                             "metastore=thrift://HOST:PORT (or a number)")
+        if dry_run:
+            return write_changes(self.target, 0, deleted, inserted, updated=updated,
+                                 dry_run=True).as_dict()
+        with Metastore(url) as client:
+            txn = Transaction(url, info, None).open(client, self.target.snapshot.hive_version)
+            try:
+                result = write_changes(self.target, txn.write_id, deleted, inserted,
+                                       updated=updated, transaction=lambda: txn.commit(client))
+            except BaseException:
+                if not txn.committed:
+                    txn.abort(client)
+                raise
+            if not txn.committed:  # nothing matched: nothing written, nothing to commit
+                txn.abort(client)
+        result.transaction = txn.txn
+        return result.as_dict()
+
+
+def resolve_loc(url: str):
+    from .io.fs import resolve as resolve_fs
+
+    return resolve_fs(url)
+
+
+def _row_id():
+    from pyspark.sql import functions as F
+
+    return [F.col("ROW__ID.writeid").alias("writeid"), F.col("ROW__ID.bucketid").alias("bucketid"),
+            F.col("ROW__ID.rowid").alias("rowid")]
+
+
+def _column(condition):
+    from pyspark.sql import functions as F
+
+    return F.expr(condition) if isinstance(condition, str) else condition
+
+
+def _with_partition(rows, keys: list[str]):
+    """The rows with ``partition`` (the directory name, k=v/...) first, keys dropped."""
+    import pyarrow as pa
+
+    from .core.catalog import escape_partition_value
+
+    if keys:
+        names = ["/".join(f"{escape_partition_value(k)}={escape_partition_value(_text(v))}"
+                          for k, v in zip(keys, values))
+                 for values in zip(*(rows.column(k).to_pylist() for k in keys))]
+    else:
+        names = [""] * rows.num_rows
+    rest = rows.drop_columns(keys) if keys else rows
+    return rest.add_column(0, "partition", pa.array(names, pa.string()))
+
+
+def _text(value) -> str:
+    return "__HIVE_DEFAULT_PARTITION__" if value is None else str(value)
+
+
+@contextmanager
+def _sql_errors() -> Iterator[None]:
+    """Spark's refusal of a condition or an expression, as one line."""
+    try:
+        yield
+    except Exception as exc:  # noqa: BLE001 - only Spark's SQL errors are turned
+        name = type(exc).__name__
+        if name in ("ParseException", "AnalysisException") or "PARSE_SYNTAX_ERROR" in str(exc):
+            first = str(exc).strip().splitlines()[0]
+            raise UsageError(f"the condition or an expression does not parse: {first}") \
+                from None
+        raise

@@ -26,7 +26,7 @@ from .app import app, decode_app, note, silence_stdout
 
 # Each module registers its commands; --help lists them in this order.
 for _module in ("inspect", "check", "plan", "compact", "upgrade", "report", "rows", "write", "repair",
-                "export", "decode", "doctor"):
+                "export", "decode", "doctor", "dml"):
     importlib.import_module(f"{__package__}.{_module}")
 app.add_typer(decode_app, name="decode")
 

@@ -147,3 +147,18 @@ def export_json(plan, result, dry_run: bool) -> dict:
                    files_removed=result.files_removed, columns_added=result.columns_added,
                    seconds=round(result.seconds, 3))
     return doc
+
+
+def dml_text(path: str, result: dict) -> str:
+    verb = "would change" if result["dry_run"] else "changed"
+    lines = [f"{display(path)}: {verb} {result['deleted']:,} deleted, {result['updated']:,} "
+             f"updated, {result['inserted']:,} inserted rows under write id {result['write_id']}"]
+    lines += [f"  wrote {display(d)}" for d in result["directories"]]
+    if result.get("transaction") is not None:
+        lines.append(f"metastore: transaction {result['transaction']} committed")
+    if result["journal"]:
+        lines.append(f"journal: {result['journal']} (`acidtool undo {result['journal']}` "
+                     "takes it back)")
+    elif not result["dry_run"]:
+        lines.append("nothing matched: nothing was written")
+    return "\n".join(lines)

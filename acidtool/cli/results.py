@@ -93,6 +93,11 @@ class Output:
 
         emit(doctor_text(report))
 
+    def dml(self, path: str, result: dict) -> None:
+        from .output_writes import dml_text
+
+        emit(dml_text(path, result))
+
 
 class JsonOutput(Output):
     """The same results as JSON documents (``--format json``), one per run."""
@@ -163,6 +168,9 @@ class JsonOutput(Output):
 
     def doctor(self, report) -> None:
         emit_json(report.as_dict())
+
+    def dml(self, path: str, result: dict) -> None:
+        emit_json(result)
 
 
 def output_for(fmt) -> Output:
