@@ -148,11 +148,11 @@ def write_changes(target: Target, write_id: int, deleted: pa.Table, inserted: pa
                                  _rows(deleted, p), _rows(inserted, p))
             fault_point()  # everything staged
             action.take(places, shield=True)
+        for s in staging.values():  # emptied by the renames: gone before the journal ends
+            _remove_empty(s)
         if transaction is not None:
             transaction()
         run.end()
-    for s in staging.values():
-        _remove_empty(s)
     result.journal = journal
     result.directories = [p.dst.url for p in places]
     return result
