@@ -121,6 +121,22 @@ def _datax(cwd: Path, name: str = "datax-table") -> None:
         os.utime(p, (old, old))
 
 
+def _dml(cwd: Path) -> None:
+    """A clean Hive 3 table for dml.md's changes: two writes of three rows each."""
+    from acidtool.core.bucket import encode_v1
+    from acidtool.io.acidwrite import Event, write_acid_file
+
+    row = "struct<id:int,item:string,amount:double>"
+    for w, items in ((1, [(1, "tea", 3.5), (2, "rice", 2.0), (3, "salt", 0.5)]),
+                     (2, [(4, "oil", 6.0), (5, "soap", 1.5), (6, "milk", 0.9)])):
+        d = cwd / "shop-orders" / f"delta_{w:07d}_{w:07d}_0000"
+        d.mkdir(parents=True)
+        with open(d / "bucket_00000", "wb") as f:
+            write_acid_file(f, row, [Event(0, w, encode_v1(0), i, w, r)
+                                     for i, r in enumerate(items)])
+        (d / "_orc_acid_version").write_bytes(b"2")
+
+
 def _hive2_warehouse(cwd: Path) -> None:
     """A Hive 2 warehouse before its upgrade: a partition whose delta holds update events (as
     Hive 2's legacy layout writes them), one with inserts only, a streaming table, and a
@@ -244,6 +260,7 @@ def main() -> int:
         _next_load(cwd)
         _hive2_warehouse(cwd)
         _many_deltas(cwd)
+        _dml(cwd)
         for example in sorted((DOCS / "examples").glob("*.py")):
             shutil.copy(example, cwd / example.name)
         shutil.copytree(cwd / "demo-table", cwd / "orders")  # compact.md writes to its own

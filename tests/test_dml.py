@@ -129,7 +129,7 @@ def test_the_command_line_deletes_and_updates_and_says_what_it_did(spark, tmp_pa
     result = run("update", table, "--set", "name=concat(name, '!')", "--where", "id = 2",
                  "--write-id", "4", "--hive-version", "3")
     assert result.code == 0, result.err
-    assert "2 updated" in result.out and "delta_0000004_0000004_0000" in result.out
+    assert "0 rows deleted, 2 updated" in result.out and "delta_0000004_0000004_0000" in result.out
     rows = run("read", table, "--hive-version", "3").out
     assert '"id":1' not in rows and rows.count('"name":"n2!"') == 2
     dry = run("delete", table, "--where", "id = 0", "--write-id", "5", "--hive-version", "3",
@@ -191,3 +191,36 @@ def test_an_update_killed_at_any_point_is_before_or_after_once_the_next_change_r
     assert names_of(table) in (sorted(after_second), sorted(both))
     assert not [n for n in os.listdir(table) if n.startswith("_acidtool_staging")]
     assert run("validate", table, "--level", "rows", "--hive-version", "3").code == 0
+
+
+def test_write_id_auto_commits_the_change_in_the_metastore(spark, metastore, tmp_path):
+    """As convert --write-id auto: a transaction, Hive's lock, the write id allocated, and the
+    commit after the renames; readers that take the metastore's snapshot see the change."""
+    from acidtool.io.metastore import Metastore as Client
+    from acidtool.spark import AcidTable
+
+    from .test_doctor import commit, delta, put
+
+    name = f"dml{tmp_path.name[-6:].replace('-', '_')}"
+    location = Path(metastore.warehouse) / name
+    location.mkdir(parents=True)
+    from .helpers.metastore import create_table
+
+    create_table(metastore.url, "default", name, "file://" + str(location))
+    with Client(metastore.url) as client:
+        info = client.table("default", name)
+    w = commit(metastore, info)
+    put(metastore, location, delta(w), w)
+    if metastore.version == "2":
+        with pytest.raises(UsageError, match="Hive 2.3"):
+            AcidTable.for_name(spark, f"default.{name}", metastore=metastore.url)
+        return
+    t = AcidTable.for_name(spark, f"default.{name}", metastore=metastore.url)
+    result = t.delete("id = 1", write_id="auto")
+    assert result["deleted"] == 1 and result["transaction"] and result["write_id"] == w + 1
+    with Client(metastore.url) as client:
+        txns = client.txns()
+        assert result["transaction"] not in txns.exceptions
+        assert client.write_ids(info, txns).high_watermark == w + 1
+    rows = run("read", f"default.{name}", "--metastore", metastore.url)
+    assert rows.code == 0 and '"id":1,' not in rows.out and '"id":0,' in rows.out

@@ -150,9 +150,9 @@ def export_json(plan, result, dry_run: bool) -> dict:
 
 
 def dml_text(path: str, result: dict) -> str:
-    verb = "would change" if result["dry_run"] else "changed"
-    lines = [f"{display(path)}: {verb} {result['deleted']:,} deleted, {result['updated']:,} "
-             f"updated, {result['inserted']:,} inserted rows under write id {result['write_id']}"]
+    lines = [f"{display(path)}: {result['deleted']:,} rows deleted, {result['updated']:,} "
+             f"updated, {result['inserted']:,} inserted, under write id {result['write_id']}"
+             + (" (--dry-run: nothing written)" if result["dry_run"] else "")]
     lines += [f"  wrote {display(d)}" for d in result["directories"]]
     if result.get("transaction") is not None:
         lines.append(f"metastore: transaction {result['transaction']} committed")
