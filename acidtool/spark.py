@@ -10,6 +10,9 @@ task runs the very code ``acidtool read`` runs for its unit (its write-id filter
 with the bucket's delete events, the synthetic ROW__IDs of original files) and hands Arrow
 batches to Spark; no row passes through the driver.
 
+``AcidTable`` (below) changes rows: DELETE, UPDATE and MERGE, evaluated by Spark, written by
+``commands/dml/write.py`` as Hive 3 and 4 write them (docs/dml.md).
+
 The DataFrame has the table's columns (the metastore's names when ``metastore`` is given), the
 partition columns (typed as the metastore says, strings without one), and ``ROW__ID``
 (struct<writeid, bucketid, rowid>) when asked.
@@ -200,6 +203,12 @@ class AcidTable:
         inserted = rows.select(["partition", "bucketid", *data])
         return self._commit(write_id, deleted, inserted, rows.num_rows, dry_run)
 
+    def merge(self, source, on: str, *, write_id="auto", dry_run: bool = False) -> Merge:
+        """MERGE INTO t USING source s ON condition: the clauses are added to what this
+        returns (``when_matched_delete``, ``when_matched_update``, ``when_not_matched_insert``)
+        and ``execute()`` runs them, the first clause whose condition holds applying."""
+        return Merge(self, source, on, write_id, dry_run)
+
     def _refuse_sets(self, sets: dict, keys: list[str], data: list[str]) -> None:
         info = self.target.table
         bucketed = {c.lower() for c in info.bucket_cols} if info is not None else set()
@@ -226,6 +235,47 @@ class AcidTable:
         require_new_write_id(self.target, number)
         return write_changes(self.target, number, deleted, inserted, updated=updated,
                              dry_run=dry_run).as_dict()
+
+    def _merge_commit(self, write_id, changed, n_updated: int, added, keys: list[str],
+                      dry_run: bool) -> dict:
+        """The matched rows' delete events (and updated rows' inserts) and the new rows'
+        inserts, in the new rows' buckets, committed under one write id."""
+        import pyarrow as pa
+
+        deleted = inserted = None
+        if changed is not None:
+            deleted = changed.select(["partition", "writeid", "bucketid", "rowid"])
+            ups = changed.filter(changed.column("_update"))
+            inserted = ups.drop_columns(["writeid", "rowid", "_update"])
+        if added is not None and added.num_rows:
+            new = _with_partition(added, keys)
+            buckets = self._new_buckets(new)
+            new = new.add_column(1, "bucketid", buckets)
+            inserted = new if inserted is None else pa.concat_tables(
+                [inserted, new.cast(inserted.schema)])
+        if deleted is None:
+            deleted = pa.table({"partition": pa.array([], pa.string()),
+                                "writeid": pa.array([], pa.int64()),
+                                "bucketid": pa.array([], pa.int32()),
+                                "rowid": pa.array([], pa.int64())})
+        return self._commit(write_id, deleted, inserted, n_updated, dry_run)
+
+    def _new_buckets(self, rows):
+        """The bucket property of each new row: Hive's hash of the bucketing columns (the
+        metastore's), else bucket 0 (one writer's file, as Hive 3 writes an unbucketed table)."""
+        import pyarrow as pa
+
+        from .commands.convert.delta import bucket_kind_of, hive_buckets
+        from .core.bucket import encode_v1
+
+        info = self.target.table
+        if info is None or not info.bucketed:
+            return pa.array([encode_v1(0, 0)] * rows.num_rows, pa.int32())
+        by = [next(n for n in rows.column_names if n.lower() == c.lower())
+              for c in info.bucket_cols]
+        kinds = [bucket_kind_of(rows.schema.field(c).type) for c in by]
+        ids = hive_buckets(rows, by, kinds, info.num_buckets, info.bucketing_version)
+        return pa.array([encode_v1(b, 0) for b in ids.to_pylist()], pa.int32())
 
     def _in_transaction(self, deleted, inserted, updated: int, dry_run: bool) -> dict:
         from .commands.convert.txn import Transaction
@@ -260,11 +310,11 @@ def resolve_loc(url: str):
     return resolve_fs(url)
 
 
-def _row_id():
+def _row_id(prefix: str = ""):
     from pyspark.sql import functions as F
 
-    return [F.col("ROW__ID.writeid").alias("writeid"), F.col("ROW__ID.bucketid").alias("bucketid"),
-            F.col("ROW__ID.rowid").alias("rowid")]
+    return [F.col(f"{prefix}ROW__ID.{f}").alias(n) for f, n in
+            (("writeid", "writeid"), ("bucketid", "bucketid"), ("rowid", "rowid"))]
 
 
 def _column(condition):
@@ -305,3 +355,96 @@ def _sql_errors() -> Iterator[None]:
             raise UsageError(f"the condition or an expression does not parse: {first}") \
                 from None
         raise
+
+
+class Merge:
+    """A MERGE being built: clauses in order, then ``execute()``. Target alias ``t``, source
+    alias ``s``."""
+
+    def __init__(self, table: AcidTable, source, on: str, write_id, dry_run: bool) -> None:
+        self.table, self.source, self.on = table, source, on
+        self.write_id, self.dry_run = write_id, dry_run
+        self.matched: list[tuple[str, str | None, dict]] = []  # (delete|update, cond, set)
+        self.not_matched: list[tuple[str | None, dict]] = []  # (cond, values)
+
+    def when_matched_delete(self, condition: str | None = None) -> Merge:
+        self.matched.append(("delete", condition, {}))
+        return self
+
+    def when_matched_update(self, set: dict[str, str], condition: str | None = None) -> Merge:
+        self.matched.append(("update", condition, dict(set)))
+        return self
+
+    def when_not_matched_insert(self, values: dict[str, str],
+                                condition: str | None = None) -> Merge:
+        self.not_matched.append((condition, dict(values)))
+        return self
+
+    def execute(self) -> dict:
+        from pyspark.sql import functions as F
+
+        t = self.table.to_df().alias("t")
+        keys = self.table._keys(t)
+        data = [c for c in t.columns if c != "ROW__ID" and c not in keys]
+        for _, _, sets in self.matched:
+            self.table._refuse_sets(sets, keys, data)
+        s = self.source.alias("s")
+        with _sql_errors():
+            joined = t.join(s, F.expr(self.on), "inner")
+            twice = joined.groupBy("t.ROW__ID").count().where("count > 1").limit(1).collect()
+            if twice and self.matched:
+                raise UsageError(f"MERGE: a target row (ROW__ID {tuple(twice[0][0])}) is "
+                                 "matched by more than one source row; make the ON condition "
+                                 "match one source row per target row")
+            changed, n_updated = self._matched(joined, keys, data)
+            added = self._inserts(t, s, keys, data)
+        return self.table._merge_commit(self.write_id, changed, n_updated, added, keys,
+                                        self.dry_run)
+
+    def _matched(self, joined, keys: list[str], data: list[str]):
+        """(delete events, updated rows) of the matched clauses, as Arrow, and the count of
+        updates."""
+        from pyspark.sql import functions as F
+
+        if not self.matched:
+            return None, 0
+        action = None
+        for i, (_, cond, _) in enumerate(self.matched):
+            holds = F.expr(cond) if cond else F.lit(True)
+            action = F.when(holds, i) if action is None else action.when(holds, i)
+        rows = joined.withColumn("_clause", action).where("_clause IS NOT NULL")
+        updates = [i for i, (kind, _, _) in enumerate(self.matched) if kind == "update"]
+        values = []
+        for c in data:
+            value = F.col(f"t.{c}")
+            for i in updates:
+                if c in self.matched[i][2]:
+                    value = F.when(F.col("_clause") == i, F.expr(self.matched[i][2][c])) \
+                        .otherwise(value)
+            values.append(value.alias(c))
+        out = rows.select(*_row_id("t."), *[F.col(f"t.{k}").alias(k) for k in keys], *values,
+                          F.col("_clause").isin(updates).alias("_update")).toArrow()
+        out = _with_partition(out, keys)
+        import pyarrow.compute as pc
+
+        return out, int(pc.sum(out.column("_update")).as_py() or 0)
+
+    def _inserts(self, t, s, keys: list[str], data: list[str]):
+        from pyspark.sql import functions as F
+
+        if not self.not_matched:
+            return None
+        missing = s.join(t, F.expr(self.on), "left_anti")
+        clause = None
+        for i, (cond, _) in enumerate(self.not_matched):
+            holds = F.expr(cond) if cond else F.lit(True)
+            clause = F.when(holds, i) if clause is None else clause.when(holds, i)
+        rows = missing.withColumn("_clause", clause).where("_clause IS NOT NULL")
+        columns = []
+        for c in [*data, *keys]:
+            value = F.lit(None)
+            for i, (_, given) in enumerate(self.not_matched):
+                if c in given:
+                    value = F.when(F.col("_clause") == i, F.expr(given[c])).otherwise(value)
+            columns.append(value.cast(t.schema[c].dataType).alias(c))
+        return rows.select(*columns).toArrow()

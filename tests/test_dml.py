@@ -224,3 +224,38 @@ def test_write_id_auto_commits_the_change_in_the_metastore(spark, metastore, tmp
         assert client.write_ids(info, txns).high_watermark == w + 1
     rows = run("read", f"default.{name}", "--metastore", metastore.url)
     assert rows.code == 0 and '"id":1,' not in rows.out and '"id":0,' in rows.out
+
+
+def test_merge_deletes_updates_and_inserts_under_one_write_id(spark, judge, hive_table):
+    from acidtool.spark import AcidTable
+
+    before = hive_rows(judge, hive_table, 2)
+    source = spark.createDataFrame([(100, "new-b1"), (0, "x"), (200, "gone"), (999, "fresh")],
+                                   "id int, name string")
+    t = AcidTable.for_path(spark, str(hive_table), hive_version=judge[0])
+    result = (t.merge(source, "t.id = s.id", write_id=3)
+              .when_matched_delete(condition="s.name = 'gone'")
+              .when_matched_update(set={"name": "s.name"})
+              .when_not_matched_insert(values={"id": "s.id", "name": "s.name"})
+              .execute())
+    assert (result["deleted"], result["updated"], result["inserted"]) == (1, 2, 1)
+    after = hive_rows(judge, hive_table, 3)
+    untouched = {rid: v for rid, v in before.items() if v[0] not in ("0", "100", "200")}
+    assert {rid: v for rid, v in after.items() if rid[0] < 3} == untouched
+    assert sorted((rid[1], v[0], v[1]) for rid, v in after.items() if rid[0] == 3) == [
+        (encode_v1(0), "0", "x"), (encode_v1(0), "999", "fresh"),
+        (encode_v1(1), "100", "new-b1")]  # updated rows stay in their buckets
+    assert run("validate", hive_table, "--level", "rows", "--hive-version", judge[0]).code == 0
+
+
+def test_merge_refuses_a_target_row_two_source_rows_match(spark, tmp_path):
+    from acidtool.spark import AcidTable
+
+    table = made(tmp_path)
+    before = sorted(p.name for p in table.iterdir())
+    source = spark.createDataFrame([(1, "a"), (1, "b")], "id int, name string")
+    with pytest.raises(UsageError, match="more than one source row"):
+        (AcidTable.for_path(spark, str(table), hive_version=3)
+         .merge(source, "t.id = s.id", write_id=3)
+         .when_matched_update(set={"name": "s.name"}).execute())
+    assert sorted(p.name for p in table.iterdir()) == before

@@ -244,13 +244,17 @@ def _by_bucket_id(rows: pa.Table) -> dict[int, pa.Table]:
 def _event_schema(ploc: Location) -> pa.Schema:
     """The event schema of the partition's (else the table's) newest ACID file: the row
     struct as the table's files name and type it."""
+    from ...core.guards import table_root
     from ...io.orc import open_orc
 
-    for loc in (ploc, resolve(ploc.url.rsplit("/", 1)[0]) if "=" in ploc.url else ploc):
+    for loc in (ploc, resolve(table_root(ploc.url))):
+        if kind_of(loc) != "dir":
+            continue  # a partition a MERGE inserts into first
         files = sorted((p for p in list_tree(loc) if not p.is_dir and "/" in p.path
                         and p.name.startswith("bucket_")
-                        and p.path.split("/")[0].startswith(("base_", "delta_"))),
-                       key=lambda p: p.path, reverse=True)
+                        and not any(is_hidden(c) for c in p.path.split("/"))
+                        and p.path.split("/")[-2].startswith(("base_", "delta_"))),
+                       key=lambda p: p.path.split("/")[-2], reverse=True)
         for f in files:
             src = open_orc(loc, f.path)
             if src.is_acid:
