@@ -259,3 +259,20 @@ def test_usage_errors_and_an_unreachable_metastore_are_one_line_and_exit_2(tmp_p
                   "soon"]):
         result = run(*args)
         assert result.code == 2 and len(result.err.strip().splitlines()) == 1, result.err
+
+
+def test_report_with_a_metastore_carries_doctors_findings(metastore, made, tmp_path):
+    name, location, info = made()
+    w = commit(metastore, info)
+    put(metastore, location, delta(w), w)
+    gone = commit(metastore, info, abort=True)
+    put(metastore, location, delta(gone), gone)
+    result = run("report", name, "--metastore", metastore.url, "--format", "json", "-o", "-")
+    assert result.code == 0, result.err
+    doc = result.json()
+    assert [f["code"] for f in doc["doctor"][name]] == ["HMS002"]
+    page = tmp_path / "r.html"
+    assert run("report", name, "--metastore", metastore.url, "-o", page).code == 0
+    html = page.read_text()
+    assert "The metastore against the files" in html and "HMS002" in html
+    assert "<th data-col=12>metastore</th>" in html

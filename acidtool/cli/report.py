@@ -90,6 +90,11 @@ def report_command(
     report = build_report(paths, opts, Settings.of().for_table(props), table=opts.table_name,
                           progress=sys.stderr.isatty(), draw=draw if html else None,
                           drawn=PANELS if html else 0)
+    if metastore:  # doctor's view of the same tables: a column and a section
+        from ..commands.check.doctor import doctor
+
+        found = doctor(sorted({t.name for t in report.tables}), metastore, missing_ok=True)
+        report.doctor = dict(found.tables)
     data = report_html(report) if html else report_json(report)
     if output == "-":
         sys.stdout.write(data)

@@ -40,6 +40,9 @@ def report_json(report) -> str:
                 **({"compaction": p.decision.as_dict()} if p.decision is not None else {}),
             } for p in t.partitions]} for t in report.tables],
         "elsewhere": [_finding(f) for f in report.elsewhere],
+        **({"doctor": {name: [f.as_dict() for f in found]
+                       for name, found in report.doctor.items()}}
+           if report.doctor is not None else {}),
         # what the page's "Rules found" says of each rule found (acidtool explain's text)
         "rules": {c: {"name": REGISTRY[c].name, "summary": REGISTRY[c].summary,
                       "what": REGISTRY[c].what, "why": REGISTRY[c].why, "fix": REGISTRY[c].fix}
@@ -64,7 +67,9 @@ def report_html(report) -> str:
                + li(totals["files"], "file", more=f", {human_bytes(totals['bytes'])}")
                + "".join(li(counts[s], s, s) for s in ("error", "warning"))
                + f"<li class=info><b>{counts['info']:,}</b> info</li>"
-               + li(len(due), "compaction", more=" due") + "</ul>")
+               + li(len(due), "compaction", more=" due")
+               + (li(sum(map(len, report.doctor.values())), "metastore finding")
+                  if report.doctor is not None else "") + "</ul>")
     codes = "".join(f"<tr><td><a href='#rule-{c}'>{c}</a></td><td>{n:,}</td>"
                     f"<td>{html.escape(REGISTRY[c].summary) if c in REGISTRY else ''}</td></tr>"
                     for c, n in codes_found.items())
@@ -77,13 +82,18 @@ def report_html(report) -> str:
         for p in t.partitions:
             c = by_partition.get(p.url.rstrip("/")) or _NONE
             d = p.decision
+            hms = "" if report.doctor is None else "<td>" + str(sum(
+                f.partition in ("", p.partition) for f in report.doctor.get(t.name, []))) + "</td>"
             rows.append(f"{name}<td>{text(p.partition or '(table root)')}</td>"
                         f"<td>{text(p.base or '')}</td><td>{len(p.deltas)}</td>"
                         f"<td>{p.obsolete}</td><td>{p.aborted}</td><td>{p.files}</td>"
                         f"<td>{p.bytes}</td><td>{c['error']}</td><td>{c['warning']}</td>"
-                        f"<td>{c['info']}</td><td>{(d.kind or '') if d else 'fails'}</td></tr>")
+                        f"<td>{c['info']}</td><td>{(d.kind or '') if d else 'fails'}</td>"
+                        f"{hms}</tr>")
     few = len(report.tables) <= 3  # a few tables' sections open; many, collapsed
-    tables = "".join(_table_section(i, t, few, report.snapshot.hive_version)
+    tables = "".join(_table_section(i, t, few, report.snapshot.hive_version,
+                                    None if report.doctor is None else
+                                    report.doctor.get(t.name, []))
                      for i, t in enumerate(report.tables))
     glossary = "".join(
         f"<div id='rule-{c}'><h4>{c} {html.escape(REGISTRY[c].summary)}</h4>"
@@ -95,7 +105,8 @@ def report_html(report) -> str:
     snapshot = text("everything committed (no snapshot given)" if snap["source"] == "default"
                     else f"{snap.get('write_ids') or snap.get('txns')} ({snap['source']})")
     head = ["table", "partition", "base", "deltas", "obsolete", "aborted", "files", "bytes",
-            "errors", "warnings", "info", "compaction"]
+            "errors", "warnings", "info", "compaction"] + (
+                ["metastore"] if report.doctor is not None else [])
     return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>acidtool report: {title}"
             f"</title><style>{_CSS}</style></head><body><h1>acidtool report</h1>"
             f"<p class=note>{title} &middot; Hive {report.snapshot.hive_version} &middot; "
@@ -121,7 +132,7 @@ def _findings(findings) -> str:
     return found
 
 
-def _table_section(i: int, t, opened: bool, hive_version) -> str:
+def _table_section(i: int, t, opened: bool, hive_version, hms: list | None = None) -> str:
     c = t.counts()
     found = _findings(t.findings)
     plan = "".join(f"<li><b>{p.decision.kind}</b> {text(p.partition or '(table root)')}: "
@@ -137,7 +148,13 @@ def _table_section(i: int, t, opened: bool, hive_version) -> str:
             f"{count(c['warning'], 'warning')}</summary><ul>{lines}</ul>"
             f"<div class=pic>{pic}</div>"
             f"<h3>Findings</h3><ul class=found>{found or '<li>none</li>'}</ul>"
-            f"<h3>Compactions due</h3><ul>{plan or '<li>none</li>'}</ul></details>")
+            f"<h3>Compactions due</h3><ul>{plan or '<li>none</li>'}</ul>"
+            + ("" if hms is None else "<h3>The metastore against the files (doctor)</h3>"
+               "<ul class=found>" + ("".join(
+                   f"<li class={f.severity}><b>{f.code}</b> {f.severity}: "
+                   f"{text(f.partition or '(table)')}<br>{text(f.message)}</li>" for f in hms)
+                   or "<li>none</li>") + "</ul>")
+            + "</details>")
 
 
 _CSS = """body{font-family:sans-serif;margin:20px;color:#222}table{border-collapse:collapse}

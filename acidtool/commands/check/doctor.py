@@ -42,12 +42,14 @@ class DoctorReport:
 
 
 def doctor(names: list[str], metastore: str, older_than: float = 3600.0,
-           progress: Callable[[int, int], None] | None = None) -> DoctorReport:
-    """Diagnose the tables ``names`` (db.table, db.table/k=v, db.*) against the metastore."""
+           progress: Callable[[int, int], None] | None = None,
+           missing_ok: bool = False) -> DoctorReport:
+    """Diagnose the tables ``names`` (db.table, db.table/k=v, db.*) against the metastore;
+    ``missing_ok``: a name the metastore does not know is left out (report's guesses)."""
     with Metastore(metastore) as client:
         counted = _Counted(client)
         version = client.version
-        targets = _tables(client, names)
+        targets = _tables(client, names, missing_ok)
         txns = client.txns()
         hwm, infos = client.txn_infos()
         compactions = client.compactions()
@@ -104,7 +106,8 @@ def _age(c, now: float) -> float | None:
     return None if not since else (now - since) / 1000
 
 
-def _tables(client: Metastore, names: list[str]) -> list[tuple[TableInfo, str | None]]:
+def _tables(client: Metastore, names: list[str], missing_ok: bool = False
+            ) -> list[tuple[TableInfo, str | None]]:
     """The tables named (db.* expands to the database's transactional tables), each with the
     one partition asked for, if any."""
     out: list[tuple[TableInfo, str | None]] = []
@@ -120,8 +123,15 @@ def _tables(client: Metastore, names: list[str]) -> list[tuple[TableInfo, str | 
         if parsed is None:
             raise UsageError(f"{name}: give db.table, db.table/k=v or db.*")
         db, table, part = parsed
-        info = client.table(db, table)
+        try:
+            info = client.table(db, table)
+        except MetastoreError:
+            if missing_ok:
+                continue
+            raise
         if not info.transactional:
+            if missing_ok:
+                continue
             raise MetastoreError(f"{info.full_name} is not a transactional table")
         out.append((info, part))
     return out

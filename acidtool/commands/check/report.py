@@ -82,6 +82,8 @@ class WarehouseReport:
     tables: list[TableReport]
     files_read: int = 0
     elsewhere: list[Finding] = field(default_factory=list)  # in no table's directory
+    # with --metastore: doctor's findings (core.doctor.HmsFinding) by table name
+    doctor: dict[str, list] | None = None
 
     @property
     def partitions(self) -> list[tuple[TableReport, PartitionReport]]:
