@@ -210,7 +210,7 @@ def _inserts(rows: pa.Table | None, write_id: int, schema: pa.Schema
         return None
     row_type = schema.field("row").type
     out = {}
-    for bucket_id, group in _by_bucket_id(rows).items():
+    for bucket_id, group in _by_bucket(rows, "bucketid").items():
         n = group.num_rows
         values = [group.column(i + 2).cast(row_type.field(i).type)
                   for i in range(row_type.num_fields)]
@@ -225,16 +225,9 @@ def _inserts(rows: pa.Table | None, write_id: int, schema: pa.Schema
     return out
 
 
-def _by_bucket(events: pa.Table) -> dict[int, pa.Table]:
-    ids = [decode(b).bucket_id for b in events.column("bucket").to_pylist()]
-    out: dict[int, list[int]] = {}
-    for i, b in enumerate(ids):
-        out.setdefault(b, []).append(i)
-    return {b: events.take(pa.array(rows)) for b, rows in sorted(out.items())}
-
-
-def _by_bucket_id(rows: pa.Table) -> dict[int, pa.Table]:
-    ids = [decode(b).bucket_id for b in rows.column("bucketid").to_pylist()]
+def _by_bucket(rows: pa.Table, column: str = "bucket") -> dict[int, pa.Table]:
+    """``rows`` split by the bucket id their bucket property (``column``) names, in order."""
+    ids = [decode(b).bucket_id for b in rows.column(column).to_pylist()]
     out: dict[int, list[int]] = {}
     for i, b in enumerate(ids):
         out.setdefault(b, []).append(i)
