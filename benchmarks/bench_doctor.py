@@ -49,7 +49,10 @@ def main() -> None:
         proc = subprocess.run([sys.executable, "-m", "acidtool", "doctor", "bench.*",
                                "--metastore", hms.url], capture_output=True, text=True)
         ours = time.perf_counter() - start
-        calls = int(re.search(r"(\d+) calls\)", proc.stdout).group(1))
+        found = re.search(r"(\d+) calls\)", proc.stdout)
+        if found is None:
+            raise SystemExit(f"doctor failed ({proc.returncode}): {proc.stderr.strip()}")
+        calls = int(found.group(1))
         print(f"{args.tables:,} tables: doctor made {calls:,} metastore calls, "
               f"{calls / args.tables:.2f} per table (target: a few)")
         print(f"one get_table_req per table: {baseline:.1f} s; doctor 'bench.*': {ours:.1f} s: "

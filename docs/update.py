@@ -226,7 +226,7 @@ def render_generated(text: str) -> str:
 
 
 _TIMING = re.compile(r"\b\d+\.\d+ s\b")
-_RUN = re.compile(r"\d{8}T\d{6}Z-[0-9a-f]{6}")  # a repair run's name (a time and a nonce)
+_RUN = re.compile(r"\d{8}T\d{6}Z-[0-9a-f]{6,8}")  # a run's name (a time and a nonce)
 _AGE = re.compile(r"unchanged for \d+[smhd]")
 _SCRATCH = re.compile(r"/tmp/[^/\s]+/")
 _SNAPSHOT = re.compile(r"(Iceberg snapshot |\"snapshot_id\": )\d+|(\"seconds\": )[\d.]+")

@@ -131,9 +131,13 @@ def test_validate_writes_nothing(tmp_path):
 def test_rules_and_explain():
     listed = json.loads(run("rules", "--format", "json").out)
     codes = [r["code"] for r in listed]
-    assert codes == [f"ACID{i:03d}" for i in range(1, 30)]  # in order, none missing
+    # validate's rules in order, none missing, then doctor's (level "doctor")
+    assert codes == [f"ACID{i:03d}" for i in range(1, 30)] + [f"HMS{i:03d}" for i in range(1, 9)]
+    assert {r["level"] for r in listed if r["code"].startswith("HMS")} == {"doctor"}
     text = run("explain", "acid007").out
     assert "What it checks" in text and "How to fix" in text
+    text = run("explain", "hms006").out
+    assert "found by `acidtool doctor`" in text and "Cleaner" in text
 
 
 def test_realdata_hive_tables_have_no_errors():
