@@ -259,3 +259,28 @@ def test_merge_refuses_a_target_row_two_source_rows_match(spark, tmp_path):
          .merge(source, "t.id = s.id", write_id=3)
          .when_matched_update(set={"name": "s.name"}).execute())
     assert sorted(p.name for p in table.iterdir()) == before
+
+
+def test_a_table_of_original_files_hive_converted_is_changed_as_hive_reads_it(spark, judge,
+                                                                               tmp_path):
+    """Trino's copy of a Hive table converted to ACID: original files (synthetic ROW__IDs,
+    writeid 0) and a delete delta; no ACID insert file to take the row's columns from."""
+    import shutil
+
+    from acidtool.spark import AcidTable
+
+    from .helpers.shared import REALDATA, require
+
+    table = tmp_path / "nation"
+    shutil.copytree(Path(require(REALDATA)) / "trino" / "fullacidNationTableWithOriginalFiles",
+                    table)
+    t = AcidTable.for_path(spark, str(table), hive_version=judge[0])
+    assert t.delete("n_regionkey = 1", write_id=10000002)["deleted"] == 4
+    assert t.update("n_nationkey = 0", set={"n_comment": "upper(n_name)"},
+                    write_id=10000003)["updated"] == 1
+    rows = judge[1].read(str(table), ALL.format(10000003),
+                         columns=("n_nationkey", "n_name", "n_regionkey", "n_comment"),
+                         types=("int", "string", "int", "string"))
+    assert len(rows) == 20 and not [v for _, v in rows if v[2] == "1"]
+    assert [(rid, v) for rid, v in rows if rid[0] == 10000003] == [
+        ((10000003, encode_v1(0), 0), ["0", "ALGERIA", "0", "ALGERIA"])]

@@ -30,7 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...core.bucket import decode, encode_v1
-from ...core.errors import UsageError
+from ...core.errors import AcidToolError, UsageError
 from ...core.names import (
     ACID_VERSION_FILE,
     ACIDTOOL_STAGING_PREFIX,
@@ -235,29 +235,34 @@ def _by_bucket(rows: pa.Table, column: str = "bucket") -> dict[int, pa.Table]:
 
 
 def _event_schema(ploc: Location) -> pa.Schema:
-    """The event schema of the partition's (else the table's) newest ACID file: the row
-    struct as the table's files name and type it."""
+    """The event schema of the partition's (else the table's) files: the row struct as its
+    newest ACID file names and types it (a base's or delta's, else a delete delta's), else the
+    columns of its original files (a table converted to ACID that no writer has touched)."""
     from ...core.guards import table_root
     from ...io.orc import open_orc
 
     for loc in (ploc, resolve(table_root(ploc.url))):
         if kind_of(loc) != "dir":
             continue  # a partition a MERGE inserts into first
-        files = sorted((p for p in list_tree(loc) if not p.is_dir and "/" in p.path
-                        and p.name.startswith("bucket_")
-                        and not any(is_hidden(c) for c in p.path.split("/"))
-                        and p.path.split("/")[-2].startswith(("base_", "delta_"))),
-                       key=lambda p: p.path.split("/")[-2], reverse=True)
-        for f in files:
-            src = open_orc(loc, f.path)
-            if src.is_acid:
-                row = src.schema.field(5).type
-                return pa.schema([pa.field("operation", pa.int32()),
-                                  pa.field("originalTransaction", pa.int64()),
-                                  pa.field("bucket", pa.int32()), pa.field("rowId", pa.int64()),
-                                  pa.field("currentTransaction", pa.int64()),
-                                  pa.field("row", row)])
-    raise UsageError(f"{ploc.url}: no ACID file to take the row's columns from")
+        files = [p for p in list_tree(loc) if not p.is_dir
+                 and not any(is_hidden(c) for c in p.path.split("/"))]
+
+        def rank(p) -> tuple:
+            parent = p.path.split("/")[-2] if "/" in p.path else ""
+            return (parent.startswith(("base_", "delta_")), parent.startswith("delete_delta_"),
+                    parent)
+        for f in sorted(files, key=rank, reverse=True):
+            try:
+                src = open_orc(loc, f.path)
+            except (OSError, ValueError, AcidToolError):
+                continue  # not ORC: a reader would not take its columns either
+            row = src.schema.field(5).type if src.is_acid else pa.struct(list(src.schema))
+            return pa.schema([pa.field("operation", pa.int32()),
+                              pa.field("originalTransaction", pa.int64()),
+                              pa.field("bucket", pa.int32()), pa.field("rowId", pa.int64()),
+                              pa.field("currentTransaction", pa.int64()),
+                              pa.field("row", row)])
+    raise UsageError(f"{ploc.url}: no ORC file to take the row's columns from")
 
 
 def _write_dir(where: Location, by_bucket: dict[int, pa.Table], schema: pa.Schema,
