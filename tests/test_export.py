@@ -546,3 +546,22 @@ def test_two_exports_racing_commit_once(tmp_path, incremental):
         assert iceberg_rows(lake) == read_rows(table)
     assert not [p for p in lake.rglob("*.parquet")
                 if p.stat().st_size == 0], "no half-written file"
+
+
+def test_a_namespace_a_racing_export_made_meanwhile_is_taken_as_made(tmp_path, monkeypatch):
+    """pyiceberg's SQL catalog lets SQLite's UNIQUE failure through (an IntegrityError) when
+    two exports create the namespace at once: the loser goes on, the namespace being there."""
+    from acidtool.io.iceberg import Commit, catalog_spec, open_catalog
+
+    catalog = open_catalog(catalog_spec(str(tmp_path / "lake")))
+    catalog.create_namespace_if_not_exists(("s",))
+
+    def raced(namespace, properties=None):
+        raise RuntimeError("UNIQUE constraint failed: iceberg_namespace_properties")
+
+    monkeypatch.setattr(catalog, "create_namespace_if_not_exists", raced)
+    commit = Commit.create(catalog, ("s", "t"), pa.schema([("id", pa.int32())]), [], {})
+    assert commit.ident == ("s", "t")
+    monkeypatch.setattr(catalog, "namespace_exists", lambda namespace: False)
+    with pytest.raises(RuntimeError, match="UNIQUE"):
+        Commit.create(catalog, ("s", "u"), pa.schema([("id", pa.int32())]), [], {})

@@ -301,12 +301,13 @@ class Commit(FileWriter):
     @classmethod
     def create(cls, catalog, ident: tuple[str, ...], arrow: pa.Schema,
                partition_columns: list[str], properties: dict[str, str]) -> "Commit":
-        from pyiceberg.exceptions import NamespaceAlreadyExistsError
-
         try:
             catalog.create_namespace_if_not_exists(ident[:-1])
-        except NamespaceAlreadyExistsError:  # made by a concurrent export meanwhile
-            pass
+        except Exception:  # noqa: BLE001 - a concurrent export made it meanwhile: fine
+            # (pyiceberg's SQL catalog lets SQLite's UNIQUE failure through as IntegrityError,
+            # not NamespaceAlreadyExistsError)
+            if not catalog.namespace_exists(ident[:-1]):
+                raise
         fault_point()
         schema = iceberg_schema(arrow)
         txn = catalog.create_table_transaction(ident, schema=schema,
