@@ -182,7 +182,8 @@ def _render(report, fmt: ValidateFormat, fail_on: Severity) -> None:
 @app.command("rules")
 def rules_command(fmt: TableFormat = typer.Option(TableFormat.table, "--format",
                                              help="table or json.")) -> None:
-    """List validate's rules: code, name, default severity, level and summary.
+    """List the rules: validate's (ACIDnnn) and doctor's (HMSnnn, level "doctor"): code, name,
+    default severity, level and summary.
 
     Example: acidtool rules --format json
     """
@@ -193,7 +194,8 @@ def rules_command(fmt: TableFormat = typer.Option(TableFormat.table, "--format",
 
 @app.command("explain")
 def explain_command(code: str = typer.Argument(..., help="A rule code, e.g. ACID007.")) -> None:
-    """Explain a validate rule: what it checks, why Hive cares, an example, how to fix it.
+    """Explain a rule (validate's ACIDnnn or doctor's HMSnnn): what it checks, why Hive cares,
+    an example, how to fix it.
 
     Example: acidtool explain ACID004
     """

@@ -179,10 +179,11 @@ def undo_command(
                                   "names it)."),
     fmt: Format = typer.Option(Format.text, "--format", help="text or json."),
 ) -> None:
-    """Put a table back as it was before `repair --apply`, byte for byte.
+    """Put a table back as it was before a writer's run, byte for byte, from its journal:
+    `repair --apply`, `compact --apply`, `delete`, `update`, a MERGE, the hiveacid writer.
 
-    Works from any state an apply left: finished, failed, or killed at any moment. Every step
-    in the journal is reversed by what the filesystem shows; files the repair wrote are removed,
+    Works from any state a run left: finished, failed, or killed at any moment. Every step
+    in the journal is reversed by what the filesystem shows; files the run wrote are removed,
     quarantined files go back to their places, and the quarantine directories it made go.
     Running undo twice is harmless.
 
