@@ -87,6 +87,7 @@ class Metastore:
             raise MetastoreError(f"cannot reach the metastore at {host}:{port}: "
                                  f"{exc.strerror or exc}") from None
         self._version: HiveVersion | None = None
+        self.calls = 0  # calls made on this connection (doctor says how many)
 
     def close(self) -> None:
         self.conn.close()
@@ -99,6 +100,7 @@ class Metastore:
 
     # -- the wire -------------------------------------------------------------------------
     def call(self, name: str, args: list | None = None):
+        self.calls += 1
         try:
             result = self.conn.call(name, args or [])
         except thrift.ApplicationError:

@@ -17,7 +17,7 @@ from ...core.catalog import MetastoreError, TableInfo, parse_table_name
 from ...core.doctor import Compaction, Dir, HmsFinding, OpenTxn, TableView, diagnose
 from ...core.errors import UsageError
 from ...core.names import Base
-from ...core.snapshot import Snapshot, ValidTxnList
+from ...core.snapshot import LONG_MAX, Snapshot, ValidTxnList
 from ...io.fs import kind_of, resolve
 from ...io.metastore import Metastore
 
@@ -47,7 +47,6 @@ def doctor(names: list[str], metastore: str, older_than: float = 3600.0,
     """Diagnose the tables ``names`` (db.table, db.table/k=v, db.*) against the metastore;
     ``missing_ok``: a name the metastore does not know is left out (report's guesses)."""
     with Metastore(metastore) as client:
-        counted = _Counted(client)
         version = client.version
         targets = _tables(client, names, missing_ok)
         txns = client.txns()
@@ -83,22 +82,8 @@ def doctor(names: list[str], metastore: str, older_than: float = 3600.0,
             report.tables.append((info.full_name, found))
             if progress:
                 progress(i, len(targets))
-        report.calls = counted.calls
+        report.calls = client.calls
     return report
-
-
-class _Counted:
-    """Counts the calls made on a client (the report says how many)."""
-
-    def __init__(self, client: Metastore) -> None:
-        self.calls = 0
-        call = client.call
-
-        def counting(name: str, args: list | None = None):
-            self.calls += 1
-            return call(name, args)
-
-        client.call = counting  # type: ignore[method-assign]
 
 
 def _age(c, now: float) -> float | None:
@@ -153,7 +138,7 @@ def _holders(client: Metastore, targets, old, hwm: int, lists: dict) -> dict:
         alone = ValidTxnList(high_watermark=hwm, min_open=o.id, exceptions=(o.id,))
         for name, ids in _write_id_lists(client, names, alone).items():
             current = lists.get(name)
-            if current is not None and ids.min_open == current.min_open < 2 ** 63 - 1:
+            if current is not None and ids.min_open == current.min_open < LONG_MAX:
                 db, _, table = name.partition(".")
                 out.setdefault((db, table), set()).add(o.id)
     return out
