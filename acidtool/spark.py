@@ -168,10 +168,10 @@ class AcidTable:
         info = self.target.table
         if info is not None:
             return [k.name for k in info.partition_keys if k.name in df.columns]
-        from .io.fs import list_tree
+        from .io.fs import list_tree, resolve
 
         keys: list[str] = []
-        for p in list_tree(resolve_loc(self.target.url)):
+        for p in list_tree(resolve(self.target.url)):
             chain = [c.split("=", 1)[0] for c in p.path.split("/")[:-1] if "=" in c]
             if len(chain) > len(keys):
                 keys = chain
@@ -302,12 +302,6 @@ class AcidTable:
                 txn.abort(client)
         result.transaction = txn.txn
         return result.as_dict()
-
-
-def resolve_loc(url: str):
-    from .io.fs import resolve as resolve_fs
-
-    return resolve_fs(url)
 
 
 def _row_id(prefix: str = ""):
