@@ -99,12 +99,16 @@ def read_table(spark, path: str, write_ids: str | None = None, txns: str | None 
                hive_version: str | int | None = None, *, with_row_id: bool = False,
                columns: Sequence[str] | None = None, metastore: str | None = None,
                table: str | None = None, insert_only: bool = False,
-               partitions: Sequence[str] = ()):
+               partitions: Sequence[str] = (), native: bool | None = None):
     """The rows Hive returns for the snapshot, as a ``pyspark.sql.DataFrame``. ``path``: a
-    table or partition directory, or with ``metastore`` a ``db.table`` name."""
+    table or partition directory, or with ``metastore`` a ``db.table`` name.
+
+    ``native``: None (the default) builds the DataFrame of Spark's own operators (its ORC
+    reader, a filter, a broadcast anti join: see ``hiveacid/native.py``) where the layout
+    allows, else reads through the ``hiveacid`` source; True refuses a layout that needs
+    the source (saying why); False always reads through the source."""
     import json
 
-    register(spark)
     options = {"writeIds": write_ids, "txns": txns,
                "hiveVersion": str(hive_version) if hive_version is not None else None,
                "metastore": metastore, "table": table,
@@ -112,14 +116,32 @@ def read_table(spark, path: str, write_ids: str | None = None, txns: str | None 
                "withRowId": "true" if with_row_id else None,
                "columns": json.dumps(list(columns)) if columns else None,
                "partitions": json.dumps(list(partitions)) if partitions else None}
+    options = {k: v for k, v in options.items() if v is not None}
+    if native is not False:
+        why = read_plan_of(spark, path, options)
+        if not isinstance(why, str):
+            return why
+        if native:
+            raise UsageError(f"{path}: Spark's own reader cannot read it: {why}; read it "
+                             "through the hiveacid source (native=False)")
+    register(spark)
     from .hiveacid import acidtool_errors
 
     reader = spark.read.format("hiveacid")
     for key, value in options.items():
-        if value is not None:
-            reader = reader.option(key, value)
+        reader = reader.option(key, value)
     with acidtool_errors():  # planned in Spark's Python worker: its errors said as ours
         return reader.load(path)
+
+
+def read_plan_of(spark, path: str, options: dict):
+    """The DataFrame of Spark's own operators for the read, or why the source must read it."""
+    from .hiveacid.native import native_plan, to_frame
+    from .table.options import ReadOptions
+    from .table.readplan import plan_read
+
+    plan = native_plan(plan_read(ReadOptions.of({**options, "path": path})))
+    return plan if isinstance(plan, str) else to_frame(spark, plan)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -257,6 +257,22 @@ def test_unknown_column(tmp_path):
     assert result.code == 2 and "unknown column" in result.err
 
 
+def test_a_column_added_later_is_null_in_the_files_before_it(tmp_path):
+    """ALTER TABLE ... ADD COLUMNS: --columns may name the new column; the older files' rows
+    read null there, as Hive reads them (before, "unknown column" and exit 2)."""
+    from acidtool.io.acidwrite import Event
+
+    layout = {**delta("delta_0000001_0000001_0000", acid(events(1, n=2))),
+              **delta("delta_0000002_0000002_0000", acid(
+                  [Event(0, 2, 536870912, 0, 2, (9, "x", 2.5))],
+                  row_type="struct<id:int,name:string,price:double>"))}
+    table = build(tmp_path / "t", layout)
+    out = rows(table, "--columns", "price,id")
+    assert sorted((r["id"], r["price"]) for r in out) == [(0, None), (1, None), (9, 2.5)]
+    assert list(out[0]) == ["price", "id"]
+    assert run("read", table, "--columns", "cost").code == 2
+
+
 def test_python_api(tmp_path):
     table = _table(tmp_path)
     snap = acidtool.open_table(str(table)).snapshot(write_ids="t:5:9223372036854775807::4",

@@ -99,6 +99,8 @@ class Reader(DataSourceReader):
         return [InputPartition(u) for u in self.units]
 
     def read(self, partition):
+        if getattr(partition, "value", None) is None:
+            return  # no unit at all: Spark reads one empty partition (a snapshot of nothing)
         yield from unit_batches(partition.value, self.target)
 
 

@@ -124,6 +124,7 @@ class PartitionReader:
         self.with_event = False
         self.columns = list(columns) if columns else None
         self.row_names = list(row_names) if row_names else None
+        self.others: dict[str, pa.DataType] = {}  # row columns of the table's other files
         self.version = snapshot.hive_version
         ids = snapshot.write_ids if self.version.has_write_ids else snapshot.txns
         assert ids is not None, "a Hive 3 or 4 snapshot holds a write-id list"
@@ -352,12 +353,13 @@ class PartitionReader:
             row = row.combine_chunks()
         out_names = [f.name for f in row.type]
         cols = {name: row.field(i) for i, name in enumerate(out_names)}
-        if self.columns:
-            missing = [c for c in self.columns if c not in cols]
+        if self.columns:  # (a column other files have: nulls, as Hive reads this file)
+            missing = [c for c in self.columns if c not in cols and c not in self.others]
             if missing:
                 raise UsageError(f"--columns: unknown column {', '.join(map(repr, missing))} "
                                  f"(the table has: {', '.join(out_names)})")
-            cols = {c: cols[c] for c in self.columns}
+            cols = {c: cols[c] if c in cols else pa.nulls(len(row), self.others[c])
+                    for c in self.columns}
         table_cols: dict = {}
         if self.with_row_id:
             table_cols["ROW__ID"] = pa.StructArray.from_arrays(

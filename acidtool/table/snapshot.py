@@ -62,8 +62,13 @@ class Snapshotted:
         names = row_names_of(names for _, (_, names, _) in shapes)
         if names and self.column_names and len(names) <= len(self.column_names):
             names = list(self.column_names[:len(names)])  # by position, as Hive reads them
+        others = {}
+        for _, (_, file_names, types) in shapes:
+            renamed = names if names and len(names) == len(file_names) else file_names
+            others.update({n: t for n, t in zip(renamed, types) if n not in others})
         for reader in self._readers:
             reader.row_names = names
+            reader.others = _arrow_types(others) if self.columns else {}
         return self._readers
 
     def to_batches(self) -> pa.RecordBatchReader:
@@ -92,6 +97,18 @@ class Snapshotted:
 
     def to_pandas(self):
         return self.to_arrow().to_pandas()
+
+
+def _arrow_types(orc_types: dict[str, str]) -> dict[str, pa.DataType]:
+    from ..io.arrowtypes import orc_type_to_arrow
+
+    out = {}
+    for name, orc_type in orc_types.items():
+        try:
+            out[name] = orc_type_to_arrow(orc_type)
+        except Exception:  # a type Arrow's ORC reading gives no equivalent of: asked for, it fails
+            continue
+    return out
 
 
 def require_one_row_schema(shapes: list) -> None:

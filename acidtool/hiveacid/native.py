@@ -1,0 +1,296 @@
+"""Spark's own read plan for a Hive ACID table (``read_table``'s default): no Python on the
+executors and no row through a Python worker.
+
+The driver plans as ``acidtool read`` does (``table.readplan.plan_read``: getAcidState per
+partition, the snapshot's files). Then each partition's rows are Spark's own operators:
+
+* its data files are read by Spark's vectorized ORC reader, one scan per row shape (files
+  written before ``ADD COLUMNS`` have fewer row columns, read as nulls), with all six event
+  columns asked for: ORC takes a file whose top-level columns are the ACID ones for an ACID
+  file and fails unless the reader asks for the same six (a pruned ask gets a
+  ClassCastException). The filter keeps the insert events (operation 0) whose
+  currentTransaction the snapshot sees, and touches each of the six columns with a test
+  that is always true, so that Spark's column pruning keeps them all (``row`` only by its
+  first field: the rest of ``row`` is pruned when a query does not use it);
+* its delete deltas' events (operation 2, a currentTransaction the snapshot sees) are read
+  the same way, ``row`` as an empty struct, and applied with a broadcast anti join on
+  (originalTransaction, bucket, rowId) (see docs/scale.md for the alternatives measured);
+* its partition values are literals, so a filter on a partition column leaves the other
+  partitions' scans out of the plan before any file is opened.
+
+Layouts whose rows are not the files' events are read by the ``hiveacid`` source instead
+(``native_plan`` says which): original and LOAD DATA files (Hive numbers their synthetic
+ROW__IDs by position), Hive 2.3's legacy deltas (update events beside inserts: the latest
+event of a row wins), insert-only tables, a delta a streaming writer still has open (a
+``_flush_length`` side file: only part of the file is committed), files Spark's Hadoop
+client is not given here (object stores acidtool reaches through fsspec), and a file whose
+footer cannot be read or whose event columns are not Hive's (the source says why in one
+line).
+
+The anti join matches a delete event to the rows of its whole partition by the full key, as
+the bucket property is part of it; Hive matches within the delete file's bucket (by file
+name), which differs only where a file's name and its rows' bucket property disagree (what
+validate reports as ACID009).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+
+from ..core.facts import event_ranges, footer_is_acid, row_shape
+from ..core.names import FLUSH_LENGTH_SUFFIX
+from ..core.snapshot import LONG_MAX, IdList
+from ..table.read import PartitionReader, partition_values
+from ..table.readplan import ReadPlan, typed
+
+EVENTS = ("operation", "originalTransaction", "bucket", "rowId", "currentTransaction")
+EVENT_TYPES = ("int", "bigint", "int", "bigint", "bigint")
+# the key columns as the plan carries them beside the row's (names no table column takes)
+KEY = {"originalTransaction": "__acid_writeid", "bucket": "__acid_bucket",
+       "rowId": "__acid_rowid"}
+
+
+@dataclass(frozen=True)
+class Scan:
+    """Data files of one partition whose row columns have the same names and types."""
+
+    files: tuple[str, ...]  # as Spark reads them (URLs)
+    names: tuple[str, ...]
+    types: tuple[pa.DataType, ...]
+
+
+@dataclass(frozen=True)
+class Part:
+    values: tuple[tuple[str, Any], ...]  # each partition column and its typed value
+    scans: tuple[Scan, ...]
+    deletes: tuple[str, ...]  # its delete deltas' files
+    row_names: tuple[str, ...] | None  # the names the table gives the row columns
+
+
+@dataclass(frozen=True)
+class NativePlan:
+    schema: pa.Schema  # the DataFrame's, as the source would give it
+    parts: tuple[Part, ...]
+    ids: IdList
+    partition_columns: tuple[str, ...]
+
+
+def native_plan(plan: ReadPlan) -> NativePlan | str:
+    """The plan Spark's own operators can run, or why the ``hiveacid`` source reads this one."""
+    readers: dict[int, PartitionReader] = {}
+    for unit in plan.units:
+        readers.setdefault(id(unit.reader), unit.reader)
+    parts = []
+    ids = None
+    for r in readers.values():
+        part = _part(r, plan)
+        if isinstance(part, str):
+            return part
+        ids = r.ids
+        if part.scans:
+            parts.append(part)
+    keys = tuple(plan.partition_types) or tuple(
+        k for r in list(readers.values())[:1] for k, _ in partition_values(r.part.partition))
+    return NativePlan(plan.schema, tuple(parts), ids if ids is not None else IdList(),
+                      keys)
+
+
+def _part(r: PartitionReader, plan: ReadPlan) -> Part | str:
+    if r.snapshot.insert_only:
+        return "an insert-only table (its files hold rows, not events)"
+    if r.legacy:
+        return "Hive 2.3's legacy layout (a row's latest event wins)"
+    if not (r.part.location.is_local or r.part.location.url.startswith("hdfs://")):
+        return f"files on {r.part.location.url.split(':', 1)[0]}, reached through fsspec"
+    listed = {p.path for p in r.part.listing.paths if not p.is_dir}
+    shapes: dict[tuple, list[str]] = {}
+    deletes: list[str] = []
+    for _, (data, dels) in sorted(r.bucket_files().items()):
+        for rel in data + dels:
+            why = _unfit(r, rel, listed)
+            if why:
+                return why
+        for rel in data:
+            footer = r.footer(rel)
+            assert footer is not None
+            names, orc_types = row_shape(footer)
+            try:
+                types = tuple(_arrow_type(t) for t in orc_types)
+            except Exception:  # a type acidtool's Arrow reading maps and this one does not
+                return f"a row column type Spark's ORC reader is not asked for here ({rel})"
+            if not names:
+                return f"a file whose row has no columns ({rel})"
+            shapes.setdefault((tuple(names), types), []).append(r.part.location.url_of(rel))
+        deletes.extend(r.part.location.url_of(rel) for rel in dels)
+    values = tuple((k, typed(v, plan.partition_types.get(k, pa.string())))
+                   for k, v in partition_values(r.part.partition))
+    scans = tuple(Scan(tuple(files), names, types) for (names, types), files in shapes.items())
+    return Part(values, scans, tuple(deletes),
+                tuple(r.row_names) if r.row_names else None)
+
+
+def _unfit(r: PartitionReader, rel: str, listed: set[str]) -> str | None:
+    """Why Spark's ORC reader cannot take this file's events as they are (None: it can)."""
+    if rel + FLUSH_LENGTH_SUFFIX in listed:
+        return f"a delta a streaming writer has open ({rel} has a _flush_length file)"
+    footer = r.footer(rel)
+    if footer is None:
+        return f"a file that is not readable ORC ({rel})"
+    if not footer_is_acid(footer):
+        return f"original or LOAD DATA files, read with synthetic ROW__IDs ({rel})"
+    top = footer.top_level()
+    if tuple(footer.type_string(c) for _, c in top[:5]) != EVENT_TYPES or \
+            footer.types[top[5][1]].kind != "struct":
+        return f"a file whose event columns are not Hive's types ({rel})"
+    return _misplaced(r, rel, footer)
+
+
+def _misplaced(r: PartitionReader, rel: str, footer) -> str | None:
+    """Why the anti join over the whole partition could match other rows than Hive's, which
+    applies a delete delta's file to the data files of its bucket (by name): a file whose
+    rows' bucket property (by its statistics) is not its name's bucket, or says nothing."""
+    from ..core.bucket import BucketCodecError, decode
+    from ..core.names import parse_bucket_id
+
+    ranges = event_ranges(footer)
+    if not footer.rows:
+        return None
+    if ranges is None or ranges[2] is None:
+        return f"a file without statistics of its bucket column ({rel})"
+    try:
+        named = parse_bucket_id(rel.rsplit("/", 1)[-1], r.version)[0]
+        low, high = (decode(v) for v in ranges[2])
+    except (ValueError, BucketCodecError):
+        named, low, high = -1, None, None
+    if low is None or high is None or not named == low.bucket_id == high.bucket_id or \
+            low.codec_version != high.codec_version:
+        return (f"rows whose bucket property is not their file's bucket ({rel}): Hive "
+                "matches a delete delta's file to its bucket's data files")
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def _arrow_type(orc_type: str) -> pa.DataType:
+    from ..io.arrowtypes import orc_type_to_arrow
+
+    return orc_type_to_arrow(orc_type)
+
+
+# ------------------------------------------------------------------------------------------------
+# The DataFrame
+
+
+def to_frame(spark, plan: NativePlan):
+    """The DataFrame of the plan, built of Spark's own operators."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    target = from_arrow_schema(plan.schema)
+    frames = []
+    for part in plan.parts:
+        rows = _union([_scan(spark, s, part, plan, target) for s in part.scans])
+        if part.deletes:
+            rows = rows.join(F.broadcast(_deletes(spark, part.deletes, plan.ids)),
+                             list(KEY.values()), "left_anti")
+        frames.append(rows.select(*_output(part, target)))
+    if not frames:
+        return spark.createDataFrame([], target)
+    return _union(frames)
+
+
+def _union(frames: list):
+    """One DataFrame of many, unioned as a balanced tree (a plan thousands of partitions
+    deep would take Spark's analyser as long)."""
+    while len(frames) > 1:
+        frames = [a.union(b) if b is not None else a
+                  for a, b in zip(frames[::2], frames[1::2] + [None])]
+    return frames[0]
+
+
+def _event_schema(row):
+    from pyspark.sql.types import IntegerType, LongType, StructField, StructType
+
+    kinds = (IntegerType(), LongType(), IntegerType(), LongType(), LongType())
+    return StructType([StructField(n, t) for n, t in zip(EVENTS, kinds)]
+                      + [StructField("row", row)])
+
+
+def _always(column):
+    """A test that holds for every value, null or not, that Spark keeps: the column is read."""
+    return column.isNull() | column.isNotNull()
+
+
+def _valid(column, ids: IdList):
+    """isWriteIdValid, as a Spark expression (a null is not valid)."""
+    ok = column.isNotNull()
+    if ids.high_watermark < LONG_MAX:
+        ok = ok & (column <= ids.high_watermark)
+    if ids.exceptions:
+        ok = ok & ~column.isin(list(ids.exceptions))
+    return ok
+
+
+def _scan(spark, scan: Scan, part: Part, plan: NativePlan, target):
+    from pyspark.sql import functions as F
+    from pyspark.sql.pandas.types import from_arrow_type
+    from pyspark.sql.types import StructField, StructType
+
+    row = StructType([StructField(n, from_arrow_type(t)) for n, t in zip(scan.names, scan.types)])
+    events = spark.read.schema(_event_schema(row)).orc(list(scan.files))
+    touched = _always(F.col("row").getField(scan.names[0]))
+    for name in KEY:
+        touched = touched & _always(F.col(name))
+    events = events.where((F.col("operation") == 0) & _valid(F.col("currentTransaction"),
+                                                              plan.ids) & touched)
+    # the file's row columns by the names the table gives them (by position when there are
+    # as many, as acidtool read does), each cast to the DataFrame's type
+    names = part.row_names if part.row_names and len(part.row_names) == len(scan.names) \
+        else scan.names
+    by_name = dict(zip(names, scan.names))
+    skip = set(plan.partition_columns) | {"ROW__ID"}
+    columns = [F.col(old).alias(new) for old, new in KEY.items()]
+    for field in target.fields:
+        if field.name in skip:
+            continue
+        value = F.col("row").getField(by_name[field.name]) if field.name in by_name \
+            else F.lit(None)
+        columns.append(value.cast(field.dataType).alias(field.name))
+    return events.select(*columns)
+
+
+def _deletes(spark, files: tuple[str, ...], ids: IdList):
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StructType
+
+    events = spark.read.schema(_event_schema(StructType([]))).orc(list(files))
+    touched = _always(F.col("row"))
+    for name in KEY:
+        touched = touched & _always(F.col(name))
+    events = events.where((F.col("operation") == 2) & _valid(F.col("currentTransaction"), ids)
+                          & touched)
+    return events.select(*[F.col(old).alias(new) for old, new in KEY.items()])
+
+
+def _output(part: Part, target) -> list:
+    from pyspark.sql import functions as F
+
+    values = dict(part.values)
+    out = []
+    for field in target.fields:
+        if field.name == "ROW__ID":
+            value = F.struct(*[F.col(KEY[k]).alias(n) for k, n in zip(
+                KEY, ("writeid", "bucketid", "rowid"))])
+        elif field.name in values:
+            value = F.lit(values[field.name])
+        else:
+            value = F.col(field.name)
+        if field.name == "ROW__ID" or field.name in values:
+            # a literal or a struct Spark makes is never null; the source's columns may be:
+            # the same schema through a CASE whose test always holds
+            value = F.when(_always(F.col(KEY["rowId"])), value)
+        out.append(value.cast(field.dataType).alias(field.name))
+    return out

@@ -1,0 +1,209 @@
+"""``read_table``'s native plan (issue 41): Spark's ORC reader, a filter and a broadcast anti
+join, no Python in the plan. On every layout it takes, its rows are the ``hiveacid`` source's
+and ``acidtool read``'s; on the layouts it does not take it says why and the source reads them;
+Spark prunes its columns and partitions."""
+
+from __future__ import annotations
+
+import json
+import struct
+from urllib.parse import unquote
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from acidtool.api import Table
+from acidtool.core.bucket import decode
+from acidtool.core.errors import AcidToolError, UsageError
+from acidtool.io.acidwrite import DELETE, INSERT, Event
+from acidtool.spark import read_table
+
+from .helpers.layouts import acid, build, delta, events, plain
+
+pytestmark = pytest.mark.spark
+
+ROW3 = "struct<id:int,name:string,price:double>"
+
+
+def _plan(df) -> str:
+    return df._jdf.queryExecution().executedPlan().toString()
+
+
+def _rows(df) -> list[str]:
+    return sorted(json.dumps(r.asDict(recursive=True), sort_keys=True, default=str)
+                  for r in df.collect())
+
+
+def same_three_ways(spark, path, *, typed_partitions: bool = False, **kw) -> int:
+    """The native plan's rows are the source's and acidtool read's, with the same columns,
+    and its plan holds no Python. (``typed_partitions``: the table has a partition value
+    Spark types, a null for Hive's default partition, where acidtool read gives the
+    directory's string: the source alone is compared.)"""
+    native = read_table(spark, str(path), native=True, **kw)
+    plan = _plan(native)
+    source = read_table(spark, str(path), native=False, **kw)
+    assert "FileScan orc" not in _plan(source)
+    if not source.count():  # (acidtool read gives no columns without a row)
+        assert native.columns == source.columns and "Python" not in plan
+        assert not native.count()
+        return 0
+    assert "Python" not in plan and "FileScan orc" in plan, plan
+    ours = Table(str(path)).snapshot(kw.get("write_ids"), kw.get("txns"),
+                                     kw.get("hive_version"),
+                                     with_row_id=kw.get("with_row_id", False),
+                                     columns=kw.get("columns")).to_arrow()
+    assert native.columns == source.columns == ours.column_names
+    assert [(f.name, f.dataType, f.nullable) for f in native.schema] == \
+        [(f.name, f.dataType, f.nullable) for f in source.schema]
+    got = _rows(native)
+    assert got == _rows(source)
+    if not typed_partitions:
+        assert got == sorted(json.dumps(r, sort_keys=True, default=str)
+                             for r in ours.to_pylist())
+    return len(got)
+
+
+def _deletes(wid: int, keys: list[tuple[int, int, int]]) -> bytes:
+    return acid([Event(DELETE, o, b, r, wid, None) for o, b, r in sorted(keys)])
+
+
+def _split_update(tmp_path):
+    """Two buckets, two statements, an update (delete + insert), a delete of a row of an
+    aborted-then-valid id, and a delta written before ADD COLUMNS (two row columns of
+    three)."""
+    layout = {}
+    layout.update(delta("delta_0000001_0000001_0000", acid(events(1, n=4))))
+    layout["delta_0000001_0000001_0000/bucket_00001"] = acid(events(1, n=3, bucket=1))
+    layout.update(delta("delta_0000002_0000002_0001", acid(events(2, n=2, stmt=1))))
+    layout.update(delta("delete_delta_0000003_0000003_0000", _deletes(
+        3, [(1, 536870912, 0), (2, 536870913, 1)])))
+    layout["delete_delta_0000003_0000003_0000/bucket_00001"] = _deletes(3, [(1, 536936448, 2)])
+    three = [Event(INSERT, 3, 536870912, i, 3, (100 + i, f"u{i}", i * 1.5)) for i in range(2)]
+    layout.update(delta("delta_0000003_0000003_0000", acid(three, row_type=ROW3)))
+    layout.update(delta("delta_0000004_0000004_0000", acid(
+        [Event(INSERT, 4, 536870912, 0, 4, (400, "aborted", 0.0))], row_type=ROW3)))
+    return build(tmp_path / "t", layout)
+
+
+@pytest.mark.parametrize("kw", [
+    {}, {"with_row_id": True}, {"columns": ["price", "id"]},
+    {"write_ids": "db.t:4:4:4:", "with_row_id": True},  # 4 open: its rows unseen
+    {"write_ids": "db.t:3:2:2:"},  # 2 open: delta 2 and its delete unseen
+    {"write_ids": "db.t:2:9223372036854775807::"},  # before the deletes and updates
+], ids=["all", "row-id", "columns", "4-open", "2-open", "before-3"])
+def test_split_update_layouts_read_natively_as_acidtool_does(spark, tmp_path, kw):
+    table = _split_update(tmp_path)
+    assert same_three_ways(spark, table, **kw) > 0
+
+
+def test_partitions_typed_escaped_and_null_are_literals_spark_prunes(spark, tmp_path):
+    layout = {}
+    for part in ("d=2024-01-01", "d=a%2Fb", "d=__HIVE_DEFAULT_PARTITION__"):
+        layout.update(delta(f"{part}/delta_0000001_0000001_0000", acid(events(1, n=3))))
+        layout.update(delta(f"{part}/delete_delta_0000002_0000002_0000",
+                            _deletes(2, [(1, 536870912, 1)])))
+    table = build(tmp_path / "t", layout)
+    assert same_three_ways(spark, table, with_row_id=True, typed_partitions=True) == 6
+    df = read_table(spark, str(table), native=True)
+    values = sorted((r.d or "<null>") for r in df.select("d").distinct().collect())
+    assert values == ["2024-01-01", "<null>", "a/b"]
+    one = df.where("d = 'a/b'")
+    plan = _plan(one)
+    assert plan.count("FileScan orc") == 2, plan  # its data and its deletes, no other
+    assert {unquote(f).split("/t/", 1)[1].split("/")[0] for f in one.inputFiles()} == \
+        {"d=a%2Fb"}  # (inputFiles gives URIs)
+    assert sorted(r.id for r in one.collect()) == [0, 2]
+
+
+def _scans(df) -> list[tuple[str, str]]:
+    """(the schema it reads, the filters it pushes to ORC) of each file scan of the plan."""
+    leaves = df._jdf.queryExecution().sparkPlan().collectLeaves().iterator()
+    out = []
+    while leaves.hasNext():
+        leaf = leaves.next()
+        if "FileSourceScanExec" in leaf.getClass().getName():
+            out.append((leaf.requiredSchema().simpleString(), leaf.dataFilters().toString()))
+    return out
+
+
+def test_a_query_reads_only_the_row_columns_it_uses(spark, tmp_path):
+    table = _split_update(tmp_path)
+    df = read_table(spark, str(table), native=True)
+    scans = _scans(df.select("price").where("price > 1"))
+    assert not any("name" in schema for schema, _ in scans), scans  # pruned
+    data = [s for s in scans if "row:struct<id:int,price:double>" in s[0]]
+    # (id, the first, is what keeps `row` read; the files without price are left out: a
+    # null is not > 1)
+    assert len(data) == 1 and ".price > 1" in data[0][1], scans
+    assert sum("row:struct<>" in schema for schema, _ in scans) == 1, scans  # the deletes
+    assert df.count() == read_table(spark, str(table), native=False).count()
+
+
+@pytest.mark.parametrize("what,layout,reason", [
+    ("originals", {"000000_0": plain()}, "original or LOAD DATA files"),
+    ("streaming", {**delta("delta_0000001_0000001_0000", acid(events(1))),
+                   "delta_0000001_0000001_0000/bucket_00000_flush_length":
+                       struct.pack(">q", len(acid(events(1))))},
+     "streaming writer"),
+    ("not ORC", {**delta("delta_0000001_0000001_0000", b"not an orc file")},
+     "not an ORC file"),  # (said by the planning both share)
+    ("misplaced", {**delta("delta_0000001_0000001_0000", acid(events(1, n=3, bucket=1))),
+                   **delta("delete_delta_0000002_0000002_0000", _deletes(
+                       2, [(1, 536936448, 0)]))}, "not their file's bucket"),
+])
+def test_layouts_spark_cannot_read_as_they_are_go_through_the_source(spark, tmp_path, what,
+                                                                     layout, reason):
+    table = build(tmp_path / "t", layout)
+    with pytest.raises(AcidToolError, match=reason):
+        read_table(spark, str(table), native=True)
+    if what == "originals":
+        df = read_table(spark, str(table))
+        assert "FileScan orc" not in _plan(df) and df.count() == 1
+
+
+def test_hive23_legacy_and_insert_only_tables_go_through_the_source(spark, tmp_path):
+    legacy = build(tmp_path / "legacy", delta("delta_0000001_0000001", acid(events(1))))
+    with pytest.raises(UsageError, match="legacy"):
+        read_table(spark, str(legacy), hive_version="2", native=True)
+    assert read_table(spark, str(legacy), hive_version="2").count() == 2
+    io = build(tmp_path / "io", delta("delta_0000001_0000001_0000", plain(), marker=False))
+    with pytest.raises(UsageError, match="insert-only"):
+        read_table(spark, str(io), insert_only=True, native=True)
+
+
+@st.composite
+def _histories(draw):
+    """Deltas of 1-3 buckets and two statements, delete deltas of rows written before, some
+    write ids left open or aborted by the snapshot."""
+    layout: dict = {}
+    written: list[tuple[int, int, int]] = []
+    n_writes = draw(st.integers(2, 5))
+    for wid in range(1, n_writes + 1):
+        if written and draw(st.booleans()):
+            gone = draw(st.lists(st.sampled_from(written), min_size=1, max_size=4, unique=True))
+            name = f"delete_delta_{wid:07d}_{wid:07d}_0000"
+            layout[f"{name}/_orc_acid_version"] = b"2"
+            for bucket in sorted({decode(b).bucket_id for _, b, _ in gone}):  # file by bucket
+                layout[f"{name}/bucket_{bucket:05d}"] = _deletes(wid, [
+                    k for k in gone if decode(k[1]).bucket_id == bucket])
+            continue
+        for bucket in range(draw(st.integers(1, 3))):
+            stmt = draw(st.integers(0, 1))
+            evs = events(wid, n=draw(st.integers(1, 4)), bucket=bucket, stmt=stmt)
+            name = f"delta_{wid:07d}_{wid:07d}_{stmt:04d}"
+            layout.setdefault(f"{name}/_orc_acid_version", b"2")
+            layout[f"{name}/bucket_{bucket:05d}"] = acid(evs)
+            written += [(e.original_transaction, e.bucket, e.row_id) for e in evs]
+    hidden = draw(st.lists(st.integers(1, n_writes), max_size=2, unique=True))
+    write_ids = f"db.t:{n_writes}:{min(hidden) if hidden else 9223372036854775807}:" + \
+        ",".join(map(str, sorted(hidden))) + ":" if hidden else None
+    return layout, write_ids
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
+@given(_histories())
+def test_random_histories_read_natively_as_acidtool_does(spark, tmp_path_factory, history):
+    layout, write_ids = history
+    table = build(tmp_path_factory.mktemp("h") / "t", layout)
+    same_three_ways(spark, table, write_ids=write_ids, with_row_id=True)
