@@ -105,8 +105,23 @@ def read_table(spark, path: str, write_ids: str | None = None, txns: str | None 
 
     ``native``: None (the default) builds the DataFrame of Spark's own operators (its ORC
     reader, a filter, a broadcast anti join: see ``hiveacid/native.py``) where the layout
-    allows, else reads through the ``hiveacid`` source; True refuses a layout that needs
-    the source (saying why); False always reads through the source."""
+    allows and it is the faster (``NativePlan.slower``), else reads through the ``hiveacid``
+    source; True builds it wherever the layout allows and refuses the others (saying why);
+    False always reads through the source."""
+    return read_table_and_why(spark, path, write_ids, txns, hive_version,
+                              with_row_id=with_row_id, columns=columns, metastore=metastore,
+                              table=table, insert_only=insert_only, partitions=partitions,
+                              native=native)[0]
+
+
+def read_table_and_why(spark, path: str, write_ids: str | None = None,
+                       txns: str | None = None, hive_version: str | int | None = None, *,
+                       with_row_id: bool = False, columns: Sequence[str] | None = None,
+                       metastore: str | None = None, table: str | None = None,
+                       insert_only: bool = False, partitions: Sequence[str] = (),
+                       native: bool | None = None):
+    """``read_table``'s DataFrame, and why the ``hiveacid`` source reads it (None: Spark's
+    own plan does)."""
     import json
 
     options = {"writeIds": write_ids, "txns": txns,
@@ -117,13 +132,13 @@ def read_table(spark, path: str, write_ids: str | None = None, txns: str | None 
                "columns": json.dumps(list(columns)) if columns else None,
                "partitions": json.dumps(list(partitions)) if partitions else None}
     options = {k: v for k, v in options.items() if v is not None}
+    why = "native=False"
     if native is not False:
-        why = read_plan_of(spark, path, options)
+        why = read_plan_of(spark, path, options, forced=bool(native))
         if not isinstance(why, str):
-            return why
+            return why, None
         if native:
-            raise UsageError(f"{path}: Spark's own reader cannot read it: {why}; read it "
-                             "through the hiveacid source (native=False)")
+            raise NotNative(why, path)
     register(spark)
     from .hiveacid import acidtool_errors
 
@@ -131,17 +146,29 @@ def read_table(spark, path: str, write_ids: str | None = None, txns: str | None 
     for key, value in options.items():
         reader = reader.option(key, value)
     with acidtool_errors():  # planned in Spark's Python worker: its errors said as ours
-        return reader.load(path)
+        return reader.load(path), why
 
 
-def read_plan_of(spark, path: str, options: dict):
-    """The DataFrame of Spark's own operators for the read, or why the source must read it."""
+class NotNative(UsageError):
+    """``read_table(native=True)`` of a layout only the ``hiveacid`` source reads."""
+
+    def __init__(self, reason: str, path: str) -> None:
+        super().__init__(f"{path}: Spark's own reader cannot read it: {reason}; read it "
+                         "through the hiveacid source (native=False)")
+        self.reason = reason
+
+
+def read_plan_of(spark, path: str, options: dict, *, forced: bool = False):
+    """The DataFrame of Spark's own operators for the read, or why the source reads it (it
+    must, or, unless ``forced``, would be faster)."""
     from .hiveacid.native import native_plan, to_frame
     from .table.options import ReadOptions
     from .table.readplan import plan_read
 
     plan = native_plan(plan_read(ReadOptions.of({**options, "path": path})))
-    return plan if isinstance(plan, str) else to_frame(spark, plan)
+    if isinstance(plan, str):
+        return plan
+    return (None if forced else plan.slower()) or to_frame(spark, plan)
 
 
 # ------------------------------------------------------------------------------------------------

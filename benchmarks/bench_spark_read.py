@@ -1,12 +1,19 @@
-"""Benchmark for issue #20: ``read --spark`` (``acidtool.spark.read_table`` written as Parquet)
-on a base of 10,000,000 rows in 4 buckets with 1,000,000 deletes, on local[2], against a plain
-``spark.read.orc(files).write.parquet(...)`` of the same rows (no snapshot, no deletes),
-measured in the same run with the same session. Target: at most 1.5x.
+"""Benchmark for issue #41 (and #20 before it): ``acidtool.spark.read_table`` on local[2], in
+one session, each read consumed by a hash of every column (Spark's ``noop`` sink would let a
+plain read skip its columns). Best of three runs each.
 
-Spark's ORC reader cannot read the ACID files themselves (ORC's schema evolution takes a file
-with the five ACID columns and ``row`` for an ACID file and fails with a ClassCastException,
-whatever schema Spark asks for): the baseline reads a plain copy of the same rows, written
-beside them with the same compression, one file per bucket.
+* Full read: a base of 10,000,000 rows in 4 buckets with 1,000,000 deletes, read by
+  ``read_table`` (Spark's own plan, the default), by ``read_table(native=False)`` (the
+  ``hiveacid`` Python source), and, as the baseline, ``spark.read.orc`` of a plain copy of
+  the same rows (no snapshot, no deletes). Target: at most 1.5x. Also: the native plan's
+  scan of the ACID files without the delete step (what the deletes cost), and one column.
+* Partition filter: a table of 10 partitions (a tenth of the rows each, same deletes) read
+  with ``.where("p = '3'")`` against ``read_table`` of that partition's directory alone.
+  Target: at most 1.1x.
+
+Spark's ORC reader cannot read the ACID files as plain rows (an ACID file must be read with
+all six event columns): the baseline reads a plain copy of the same rows, written beside them
+with the same compression, one file per bucket.
 
 Usage: python benchmarks/bench_spark_read.py [--rows N]
 """
@@ -35,7 +42,7 @@ from acidtool.core.bucket import encode_v1  # noqa: E402
 BUCKETS = 4
 
 
-def build(root: Path, rows: int) -> list[str]:
+def build(root: Path, rows: int, copies: Path | None = None) -> list[str]:
     """base_0000001 with BUCKETS bucket files and a delete delta removing every tenth row; the
     plain copies of the rows (the baseline's files)."""
     files = []
@@ -56,7 +63,7 @@ def build(root: Path, rows: int) -> list[str]:
         events = pa.concat_tables(chunks)
         paorc.write_table(events, str(path), compression="zlib")
         row = events.column("row").combine_chunks()
-        copy = root.parent / "plain" / f"part-{b:05d}.orc"
+        copy = (copies or root.parent / "plain") / f"part-{b:05d}.orc"
         copy.parent.mkdir(parents=True, exist_ok=True)
         paorc.write_table(pa.table({f.name: row.field(i) for i, f in enumerate(row.type)}),
                           str(copy), compression="zlib")
@@ -76,11 +83,28 @@ def build(root: Path, rows: int) -> list[str]:
     return files
 
 
+def consume(df):
+    from pyspark.sql import functions as F
+
+    return df.select(F.sum(F.hash(*df.columns))).collect()[0][0]
+
+
+def best(runs: int, work) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        work()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=10_000_000)
     args = parser.parse_args()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import functions as F
+
     from acidtool.io.spark import session
     from acidtool.spark import read_table
 
@@ -89,29 +113,42 @@ def main() -> None:
         root = Path(tmp) / "orders"
         files = build(root, args.rows)
         expected = args.rows - args.rows // 10
-
-        def plain(out):
-            spark.read.orc(files).write.parquet(out)
-
-        def ours(out):
-            read_table(spark, str(root)).write.parquet(out)
-
-        times = {"plain": [], "acidtool": []}
-        for i in range(2):
-            for name, run in (("plain", plain), ("acidtool", ours)):
-                out = str(Path(tmp) / f"{name}-{i}")
-                start = time.perf_counter()
-                run(out)
-                times[name].append(time.perf_counter() - start)
-                if name == "acidtool":
-                    n = spark.read.parquet(out).count()
-                    assert n == expected, (n, expected)
-                shutil.rmtree(out)
-        t_plain, t_ours = min(times["plain"]), min(times["acidtool"])
+        native = read_table(spark, str(root))
+        source = read_table(spark, str(root), native=False)
+        assert native.count() == source.count() == expected
+        assert consume(native) == consume(source)
+        no_deletes = read_table(spark, str(root), write_ids="t:1:9223372036854775807::")
+        t = {
+            "plain": best(3, lambda: consume(spark.read.orc(files))),
+            "native": best(3, lambda: consume(read_table(spark, str(root)))),
+            "source": best(3, lambda: consume(read_table(spark, str(root), native=False))),
+            "scan": best(3, lambda: consume(no_deletes)),
+            "one": best(3, lambda: consume(read_table(spark, str(root)).select("price"))),
+            "one_source": best(3, lambda: consume(read_table(
+                spark, str(root), native=False).select("price"))),
+        }
         print(f"{args.rows:,} rows, {args.rows // 10:,} deletes, {BUCKETS} buckets, local[2]")
-        print(f"spark.read.orc(...).write.parquet, no deletes: {t_plain:.1f} s")
-        print(f"read --spark (read_table(...).write.parquet): {t_ours:.1f} s")
-        print(f"ratio: {t_ours / t_plain:.2f}x (target <= 1.5x)")
+        print(f"spark.read.orc of a plain copy, no deletes: {t['plain']:.2f} s")
+        print(f"read_table, Spark's own plan: {t['native']:.2f} s "
+              f"(its scan alone, a snapshot before the deletes: {t['scan']:.2f} s)")
+        print(f"read_table(native=False), the hiveacid source: {t['source']:.2f} s")
+        print(f"one column (price): Spark's own plan {t['one']:.2f} s, the source "
+              f"{t['one_source']:.2f} s")
+        print(f"RATIO full read: {t['native'] / t['plain']:.2f}x (target <= 1.5x); the source "
+              f"{t['source'] / t['plain']:.2f}x; the scan without the delete step "
+              f"{t['scan'] / t['plain']:.2f}x")
+
+        parted = Path(tmp) / "parted"
+        for p in range(10):
+            build(parted / f"p={p}", args.rows // 10, Path(tmp) / f"copies-{p}")
+        table = read_table(spark, str(parted))
+        assert table.where(F.col("p") == "3").count() == expected // 10
+        f = {"filter": best(3, lambda: consume(read_table(spark, str(parted)).where(
+                 F.col("p") == "3").drop("p"))),
+             "alone": best(3, lambda: consume(read_table(spark, str(parted / "p=3"))))}
+        print(f"10 partitions: .where(p = '3') {f['filter']:.2f} s, that partition's "
+              f"directory alone {f['alone']:.2f} s")
+        print(f"RATIO partition filter: {f['filter'] / f['alone']:.2f}x (target <= 1.1x)")
     spark.stop()
 
 

@@ -229,15 +229,17 @@ _TIMING = re.compile(r"\b\d+\.\d+ s\b")
 _RUN = re.compile(r"\d{8}T\d{6}Z-[0-9a-f]{6,8}")  # a run's name (a time and a nonce)
 _AGE = re.compile(r"unchanged for \d+[smhd]")
 _SCRATCH = re.compile(r"/tmp/[^/\s]+/")
+_PLAN_IDS = re.compile(r"#\d+L?\b|plan_id=\d+")  # Spark's expression and plan ids
 _SNAPSHOT = re.compile(r"(Iceberg snapshot |\"snapshot_id\": )\d+|(\"seconds\": )[\d.]+")
 
 
 def _stable(text: str) -> str:
     """Examples are compared without their timings (elapsed seconds vary run to run), repair
-    runs' names, leftovers' ages and the scratch directory's name."""
+    runs' names, leftovers' ages, Spark's expression ids and the scratch directory's name."""
     text = _TIMING.sub("<t> s", text)
     text = _RUN.sub("<run>", text)
     text = _AGE.sub("unchanged for <age>", text)
+    text = _PLAN_IDS.sub("#<id>", text)
     text = _SNAPSHOT.sub(lambda m: (m.group(1) or m.group(2)) + "<n>", text)
     return _SCRATCH.sub("<tmp>/", text)
 

@@ -84,15 +84,18 @@ def test_read_equals_hive_on_its_own_writers_table(judge, hive_table, write_ids)
     assert hive.read_vectorized(str(hive_table), write_ids, buckets=2) == expected
 
 
+@pytest.mark.parametrize("native", [True, False], ids=["spark-plan", "source"])
 @pytest.mark.parametrize("write_ids", SNAPSHOTS)
-def test_spark_reads_hives_own_writers_table_as_hive_does(judge, hive_table, write_ids, spark):
-    """acidtool.spark.read_table on Spark's executors: Hive's rows and ROW__IDs."""
+def test_spark_reads_hives_own_writers_table_as_hive_does(judge, hive_table, write_ids, spark,
+                                                          native):
+    """acidtool.spark.read_table on Spark's executors, by Spark's own plan and by the
+    hiveacid source: Hive's rows and ROW__IDs."""
     from acidtool.spark import read_table
 
     version, hive = judge
     expected = hive.read(str(hive_table), write_ids, buckets=2)
     df = read_table(spark, str(hive_table), write_ids=write_ids, hive_version=version,
-                    with_row_id=True)
+                    with_row_id=True, native=native)
     got = sorted(((r.ROW__ID.writeid, r.ROW__ID.bucketid, r.ROW__ID.rowid),
                   [None if v is None else str(v) for v in (r.id, r.name)])
                  for r in df.collect())

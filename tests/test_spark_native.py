@@ -20,6 +20,7 @@ from acidtool.io.acidwrite import DELETE, INSERT, Event
 from acidtool.spark import read_table
 
 from .helpers.layouts import acid, build, delta, events, plain
+from .helpers.runner import run
 
 pytestmark = pytest.mark.spark
 
@@ -207,3 +208,39 @@ def test_random_histories_read_natively_as_acidtool_does(spark, tmp_path_factory
     layout, write_ids = history
     table = build(tmp_path_factory.mktemp("h") / "t", layout)
     same_three_ways(spark, table, write_ids=write_ids, with_row_id=True)
+
+
+def test_the_default_takes_the_source_where_it_reads_sooner(spark, tmp_path, monkeypatch):
+    """Spark's broadcast anti join costs more a delete event than the source's merge costs a
+    row: past DELETES_PAST of the rows (and past PARTITIONS_PAST partitions, each a scan to
+    plan) the default is the source; native=True still builds Spark's plan; read --spark
+    says which read it."""
+    from acidtool.hiveacid import native
+    from acidtool.spark import read_table_and_why
+
+    few = build(tmp_path / "few", {
+        **delta("delta_0000001_0000001_0000", acid(events(1, n=100))),
+        **delta("delete_delta_0000002_0000002_0000", _deletes(2, [(1, 536870912, 7)]))})
+    many = build(tmp_path / "many", {
+        **delta("delta_0000001_0000001_0000", acid(events(1, n=10))),
+        **delta("delete_delta_0000002_0000002_0000", _deletes(
+            2, [(1, 536870912, i) for i in range(5)]))})
+    df, why = read_table_and_why(spark, str(few))
+    assert why is None and "FileScan orc" in _plan(df) and df.count() == 99
+    df, why = read_table_and_why(spark, str(many))
+    assert why is not None and "delete events are 50% of the rows" in why
+    assert "FileScan orc" not in _plan(df) and df.count() == 5
+    assert "FileScan orc" in _plan(read_table(spark, str(many), native=True))
+    out = run("read", str(many), "--spark", "--format", "parquet", "-o",
+              str(tmp_path / "out"))
+    assert out.code == 0 and "read through the hiveacid source: delete events are 50%" \
+        in out.err, out.err
+    out = run("read", str(few), "--spark", "--format", "parquet", "-o", str(tmp_path / "o2"))
+    assert out.code == 0 and "read by Spark's own ORC reader" in out.err, out.err
+
+    parted = build(tmp_path / "parted", {
+        **delta("p=1/delta_0000001_0000001_0000", acid(events(1, n=3))),
+        **delta("p=2/delta_0000001_0000001_0000", acid(events(1, n=3)))})
+    assert read_table_and_why(spark, str(parted))[1] is None
+    monkeypatch.setattr(native, "PARTITIONS_PAST", 1)
+    assert "2 partitions" in read_table_and_why(spark, str(parted))[1]

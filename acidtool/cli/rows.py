@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from ..core.errors import UsageError
+from ..core.errors import AcidToolError, UsageError
 from .app import (
     HIVE_VERSION,
     INSERT_ONLY,
@@ -126,7 +126,6 @@ def _read_on_spark(path, metastore, write_ids, txns, hive_version, table, insert
         raise UsageError("--spark writes a dataset: give --format parquet or orc and -o DIR")
     from ..io.fs import kind_of, resolve
     from ..io.spark import session, spark_problem
-    from ..spark import read_table
 
     problem = spark_problem()
     if problem:
@@ -134,9 +133,17 @@ def _read_on_spark(path, metastore, write_ids, txns, hive_version, table, insert
     if kind_of(resolve(output)) != "missing":
         raise UsageError(f"-o {output}: exists already (acidtool never overwrites)")
     from ..hiveacid import acidtool_errors
+    from ..spark import read_table_and_why
 
-    df = read_table(session(master), path, write_ids, txns, hive_version, with_row_id=with_row_id,
-                    columns=columns, metastore=metastore, table=table, insert_only=insert_only)
+    df, why = read_table_and_why(session(master), path, write_ids, txns, hive_version,
+                                 with_row_id=with_row_id, columns=columns, metastore=metastore,
+                                 table=table, insert_only=insert_only)
+    how = f"read through the hiveacid source: {why}" if why else \
+        "read by Spark's own ORC reader (no Python on the executors)"
+    if not df.columns:
+        raise AcidToolError(f"{path}: the snapshot has no data file to take the columns "
+                            "from (no rows): Spark writes no dataset without columns")
+    note(how)
     with acidtool_errors():
         df.write.format(fmt).mode("errorifexists").save(output)
     note(f"wrote a {fmt} dataset to {output}")

@@ -69,6 +69,16 @@ class Part:
     scans: tuple[Scan, ...]
     deletes: tuple[str, ...]  # its delete deltas' files
     row_names: tuple[str, ...] | None  # the names the table gives the row columns
+    rows: int = 0
+    delete_events: int = 0
+
+
+# Measured (benchmarks/bench_spark_read.py, local[2]): Spark's broadcast anti join costs about
+# 2 us a delete event, the source's merge about 0.16 us a row over Spark's scan: past this
+# share of delete events the source reads a whole table sooner.
+DELETES_PAST = 0.05
+# A scan (and a delete scan) per partition: planning costs the driver about 0.1 s a partition.
+PARTITIONS_PAST = 200
 
 
 @dataclass(frozen=True)
@@ -77,6 +87,18 @@ class NativePlan:
     parts: tuple[Part, ...]
     ids: IdList
     partition_columns: tuple[str, ...]
+    rows: int = 0  # the data files' events (their footers' counts)
+    delete_events: int = 0
+
+    def slower(self) -> str | None:
+        """Why the ``hiveacid`` source would read this sooner (None: it would not)."""
+        if len(self.parts) > PARTITIONS_PAST:
+            return (f"{len(self.parts)} partitions (Spark's plan holds a scan of each: the "
+                    "driver plans for about 0.1 s a partition)")
+        if self.delete_events > DELETES_PAST * max(self.rows, 1):
+            return (f"delete events are {self.delete_events / max(self.rows, 1):.0%} of the "
+                    "rows: the source's per-bucket merge is faster than Spark's anti join")
+        return None
 
 
 def native_plan(plan: ReadPlan) -> NativePlan | str:
@@ -95,8 +117,8 @@ def native_plan(plan: ReadPlan) -> NativePlan | str:
             parts.append(part)
     keys = tuple(plan.partition_types) or tuple(
         k for r in list(readers.values())[:1] for k, _ in partition_values(r.part.partition))
-    return NativePlan(plan.schema, tuple(parts), ids if ids is not None else IdList(),
-                      keys)
+    return NativePlan(plan.schema, tuple(parts), ids if ids is not None else IdList(), keys,
+                      sum(p.rows for p in parts), sum(p.delete_events for p in parts))
 
 
 def _part(r: PartitionReader, plan: ReadPlan) -> Part | str:
@@ -129,8 +151,11 @@ def _part(r: PartitionReader, plan: ReadPlan) -> Part | str:
     values = tuple((k, typed(v, plan.partition_types.get(k, pa.string())))
                    for k, v in partition_values(r.part.partition))
     scans = tuple(Scan(tuple(files), names, types) for (names, types), files in shapes.items())
-    return Part(values, scans, tuple(deletes),
-                tuple(r.row_names) if r.row_names else None)
+    counts = {rel: getattr(r.footer(rel), "rows", 0) for b in r.bucket_files().values()
+              for rel in b[0] + b[1]}
+    return Part(values, scans, tuple(deletes), tuple(r.row_names) if r.row_names else None,
+                sum(counts[rel] for b in r.bucket_files().values() for rel in b[0]),
+                sum(counts[rel] for b in r.bucket_files().values() for rel in b[1]))
 
 
 def _unfit(r: PartitionReader, rel: str, listed: set[str]) -> str | None:
@@ -185,7 +210,9 @@ def _arrow_type(orc_type: str) -> pa.DataType:
 
 
 def to_frame(spark, plan: NativePlan):
-    """The DataFrame of the plan, built of Spark's own operators."""
+    """The DataFrame of the plan, built of Spark's own operators. (Expressions are SQL text:
+    one call into Spark's JVM each, where building them of Column objects costs one per
+    operator, a second per partition of a wide table.)"""
     from pyspark.sql import functions as F
     from pyspark.sql.pandas.types import from_arrow_schema
 
@@ -219,19 +246,26 @@ def _event_schema(row):
                       + [StructField("row", row)])
 
 
-def _always(column):
+def _q(name: str) -> str:
+    """A name quoted for Spark SQL."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _always(column: str) -> str:
     """A test that holds for every value, null or not, that Spark keeps: the column is read."""
-    return column.isNull() | column.isNotNull()
+    return f"({column} IS NULL OR {column} IS NOT NULL)"
 
 
-def _valid(column, ids: IdList):
-    """isWriteIdValid, as a Spark expression (a null is not valid)."""
-    ok = column.isNotNull()
+def _events_filter(operation: int, ids: IdList, row: str) -> str:
+    """The events of one kind whose currentTransaction the snapshot sees (isWriteIdValid: a
+    null is not valid), each event column (and ``row`` by ``row``) touched."""
+    test = [f"operation = {operation}", "currentTransaction IS NOT NULL"]
     if ids.high_watermark < LONG_MAX:
-        ok = ok & (column <= ids.high_watermark)
+        test.append(f"currentTransaction <= {ids.high_watermark}")
     if ids.exceptions:
-        ok = ok & ~column.isin(list(ids.exceptions))
-    return ok
+        test.append(f"currentTransaction NOT IN ({', '.join(map(str, ids.exceptions))})")
+    test += [_always(name) for name in KEY] + [_always(row)]
+    return " AND ".join(test)
 
 
 def _scan(spark, scan: Scan, part: Part, plan: NativePlan, target):
@@ -241,38 +275,29 @@ def _scan(spark, scan: Scan, part: Part, plan: NativePlan, target):
 
     row = StructType([StructField(n, from_arrow_type(t)) for n, t in zip(scan.names, scan.types)])
     events = spark.read.schema(_event_schema(row)).orc(list(scan.files))
-    touched = _always(F.col("row").getField(scan.names[0]))
-    for name in KEY:
-        touched = touched & _always(F.col(name))
-    events = events.where((F.col("operation") == 0) & _valid(F.col("currentTransaction"),
-                                                              plan.ids) & touched)
+    events = events.where(_events_filter(0, plan.ids, f"row.{_q(scan.names[0])}"))
     # the file's row columns by the names the table gives them (by position when there are
     # as many, as acidtool read does), each cast to the DataFrame's type
     names = part.row_names if part.row_names and len(part.row_names) == len(scan.names) \
         else scan.names
     by_name = dict(zip(names, scan.names))
     skip = set(plan.partition_columns) | {"ROW__ID"}
-    columns = [F.col(old).alias(new) for old, new in KEY.items()]
+    columns = [F.expr(f"{old} AS {new}") for old, new in KEY.items()]
     for field in target.fields:
         if field.name in skip:
             continue
-        value = F.col("row").getField(by_name[field.name]) if field.name in by_name \
+        value = F.expr(f"row.{_q(by_name[field.name])}") if field.name in by_name \
             else F.lit(None)
         columns.append(value.cast(field.dataType).alias(field.name))
     return events.select(*columns)
 
 
 def _deletes(spark, files: tuple[str, ...], ids: IdList):
-    from pyspark.sql import functions as F
     from pyspark.sql.types import StructType
 
     events = spark.read.schema(_event_schema(StructType([]))).orc(list(files))
-    touched = _always(F.col("row"))
-    for name in KEY:
-        touched = touched & _always(F.col(name))
-    events = events.where((F.col("operation") == 2) & _valid(F.col("currentTransaction"), ids)
-                          & touched)
-    return events.select(*[F.col(old).alias(new) for old, new in KEY.items()])
+    return events.where(_events_filter(2, ids, "row")).selectExpr(
+        *[f"{old} AS {new}" for old, new in KEY.items()])
 
 
 def _output(part: Part, target) -> list:
@@ -282,15 +307,25 @@ def _output(part: Part, target) -> list:
     out = []
     for field in target.fields:
         if field.name == "ROW__ID":
-            value = F.struct(*[F.col(KEY[k]).alias(n) for k, n in zip(
-                KEY, ("writeid", "bucketid", "rowid"))])
+            value = "named_struct('writeid', {}, 'bucketid', {}, 'rowid', {})".format(
+                *KEY.values())
         elif field.name in values:
-            value = F.lit(values[field.name])
+            value = _literal(values[field.name])
         else:
-            value = F.col(field.name)
-        if field.name == "ROW__ID" or field.name in values:
-            # a literal or a struct Spark makes is never null; the source's columns may be:
-            # the same schema through a CASE whose test always holds
-            value = F.when(_always(F.col(KEY["rowId"])), value)
-        out.append(value.cast(field.dataType).alias(field.name))
+            out.append(F.col(_q(field.name)))  # (cast already)
+            continue
+        # a literal or a struct Spark makes is never null; the source's columns may be: the
+        # same schema through a CASE whose test always holds
+        column = F.expr(f"CASE WHEN {_always(KEY['rowId'])} THEN {value} END")
+        out.append(column.cast(field.dataType).alias(field.name))
     return out
+
+
+def _literal(value: Any) -> str:
+    """A partition value as Spark SQL text (cast to the column's type after)."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    text = value.isoformat(sep=" ") if hasattr(value, "hour") else str(value)
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
