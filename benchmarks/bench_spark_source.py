@@ -24,13 +24,12 @@ import os
 import shutil
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench_spark_read import BUCKETS, build  # noqa: E402
+from bench_spark_read import BUCKETS, best, build, consume  # noqa: E402
 
 
 def floor_sources(spark) -> None:
@@ -92,21 +91,6 @@ def floor_sources(spark) -> None:
 
     spark.dataSource.register(Plain)
     spark.dataSource.register(PlainWriter)
-
-
-def consume(df) -> None:
-    from pyspark.sql import functions as F
-
-    df.select(F.sum(F.hash(*df.columns))).collect()
-
-
-def best(runs: int, work) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        work()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def main() -> None:
