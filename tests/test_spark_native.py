@@ -9,6 +9,8 @@ import json
 import struct
 from urllib.parse import unquote
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -53,7 +55,8 @@ def same_three_ways(spark, path, *, typed_partitions: bool = False, **kw) -> int
     ours = Table(str(path)).snapshot(kw.get("write_ids"), kw.get("txns"),
                                      kw.get("hive_version"),
                                      with_row_id=kw.get("with_row_id", False),
-                                     columns=kw.get("columns")).to_arrow()
+                                     columns=kw.get("columns"),
+                                     insert_only=kw.get("insert_only", False)).to_arrow()
     assert native.columns == source.columns == ours.column_names
     assert [(f.name, f.dataType, f.nullable) for f in native.schema] == \
         [(f.name, f.dataType, f.nullable) for f in source.schema]
@@ -163,14 +166,36 @@ def test_layouts_spark_cannot_read_as_they_are_go_through_the_source(spark, tmp_
         assert "FileScan orc" not in _plan(df) and df.count() == 1
 
 
-def test_hive23_legacy_and_insert_only_tables_go_through_the_source(spark, tmp_path):
+def test_hive23_legacy_tables_and_parquet_files_go_through_the_source(spark, tmp_path):
     legacy = build(tmp_path / "legacy", delta("delta_0000001_0000001", acid(events(1))))
     with pytest.raises(UsageError, match="legacy"):
         read_table(spark, str(legacy), hive_version="2", native=True)
     assert read_table(spark, str(legacy), hive_version="2").count() == 2
-    io = build(tmp_path / "io", delta("delta_0000001_0000001_0000", plain(), marker=False))
-    with pytest.raises(UsageError, match="insert-only"):
-        read_table(spark, str(io), insert_only=True, native=True)
+    parquet = tmp_path / "pq"
+    (parquet / "delta_0000001_0000001_0000").mkdir(parents=True)
+    pq.write_table(pa.table({"id": [1, 2], "name": ["a", "b"]}),
+                   parquet / "delta_0000001_0000001_0000" / "000000_0")
+    with pytest.raises(UsageError, match="Parquet or text"):
+        read_table(spark, str(parquet), insert_only=True, native=True)
+    assert read_table(spark, str(parquet), insert_only=True).count() == 2
+
+
+def test_insert_only_tables_of_orc_files_read_natively(spark, tmp_path):
+    """Their files are the rows: a scan per shape, columns by position (Hive's _colN names),
+    partitions literals."""
+    layout = {}
+    for part in ("ds=1", "ds=2"):
+        layout[f"{part}/delta_0000001_0000001_0000/000000_0"] = plain(
+            ROW3, rows=[(1, "a", 0.5), (2, "b", None)])
+        layout[f"{part}/delta_0000002_0000002_0000/000000_0"] = plain(ROW3, rows=[(3, "c", 1.5)])
+    layout["ds=2/delta_0000003_0000003_0000/000000_0"] = plain(
+        "struct<_col0:int,_col1:string,_col2:double>", rows=[(4, "d", 2.5)])
+    table = build(tmp_path / "t", layout)
+    assert same_three_ways(spark, table, insert_only=True) == 7
+    assert same_three_ways(spark, table, insert_only=True,
+                           write_ids="db.t:3:2:2:") == 5  # 2 open
+    df = read_table(spark, str(table), insert_only=True, native=True)
+    assert sorted(r.id for r in df.where("ds = '2' AND price > 2").collect()) == [4]
 
 
 @st.composite
