@@ -1,14 +1,13 @@
-"""Hive ACID tables read into Spark, without Hive: ``acidtool.spark.read_table(spark, ...)``, a
-thin user of the ``hiveacid`` data source (``acidtool.hiveacid``), which is the one read path
-on Spark (``read --spark`` too).
+"""Hive ACID tables read into Spark, without Hive: ``acidtool.spark.read_table(spark, ...)``.
 
 Planning happens on the driver, with acidtool's core: the partitions, getAcidState, which files
-and which delete deltas each bucket reads (``commands.read.PartitionReader``). The rows are read
-and merged on the executors, one task per unit of work: a (partition, bucket) of a
-split-update table, a file of an insert-only table, a partition of Hive 2.3's legacy layout. A
-task runs the very code ``acidtool read`` runs for its unit (its write-id filter, its anti join
-with the bucket's delete events, the synthetic ROW__IDs of original files) and hands Arrow
-batches to Spark; no row passes through the driver.
+and which delete deltas each bucket reads (``table.read.PartitionReader``). Then, where the
+layout allows, the DataFrame is Spark's own plan (``hiveacid/native.py``: its ORC reader, a
+filter for the snapshot, a broadcast join with the delete events): the executors run no
+Python. Elsewhere it is the ``hiveacid`` data source (``acidtool.hiveacid``): one task per unit
+of work (a (partition, bucket) of a split-update table, a file of an insert-only table, a
+partition of Hive 2.3's legacy layout) runs the very code ``acidtool read`` runs for its unit
+and hands Arrow batches to Spark. No row passes through the driver either way.
 
 ``AcidTable`` (below) changes rows: DELETE, UPDATE and MERGE, evaluated by Spark, written by
 ``commands/dml/write.py`` as Hive 3 and 4 write them (docs/dml.md).
@@ -104,7 +103,7 @@ def read_table(spark, path: str, write_ids: str | None = None, txns: str | None 
     table or partition directory, or with ``metastore`` a ``db.table`` name.
 
     ``native``: None (the default) builds the DataFrame of Spark's own operators (its ORC
-    reader, a filter, a broadcast anti join: see ``hiveacid/native.py``) where the layout
+    reader, a filter, a broadcast join: see ``hiveacid/native.py``) where the layout
     allows and it is the faster (``NativePlan.slower``), else reads through the ``hiveacid``
     source; True builds it wherever the layout allows and refuses the others (saying why);
     False always reads through the source."""

@@ -101,6 +101,21 @@ def test_split_update_layouts_read_natively_as_acidtool_does(spark, tmp_path, kw
     assert same_three_ways(spark, table, **kw) > 0
 
 
+def test_without_statistics_the_masks_are_joined_on_three_keys(spark, tmp_path, monkeypatch):
+    """The one-bigint key needs the delete files' statistics; without, (writeid, bucket,
+    block) are the join's keys, with the same rows."""
+    from acidtool.hiveacid import native
+
+    table = _split_update(tmp_path)
+    packed = read_table(spark, str(table), native=True, with_row_id=True)
+    assert "__acid_key" in _plan(packed)
+    monkeypatch.setattr(native, "_packed", lambda part: None)
+    three = read_table(spark, str(table), native=True, with_row_id=True)
+    assert "__acid_key" not in _plan(three) and "__acid_block" in _plan(three)
+    assert _rows(three) == _rows(packed)
+    assert same_three_ways(spark, table, with_row_id=True) == len(_rows(packed))
+
+
 def test_partitions_typed_escaped_and_null_are_literals_spark_prunes(spark, tmp_path):
     layout = {}
     for part in ("d=2024-01-01", "d=a%2Fb", "d=__HIVE_DEFAULT_PARTITION__"):
@@ -120,14 +135,19 @@ def test_partitions_typed_escaped_and_null_are_literals_spark_prunes(spark, tmp_
     assert sorted(r.id for r in one.collect()) == [0, 2]
 
 
-def _scans(df) -> list[tuple[str, str]]:
-    """(the schema it reads, the filters it pushes to ORC) of each file scan of the plan."""
+def _scans(df) -> list[tuple[list[str], str]]:
+    """(the columns it reads, ``row``'s as ``row.x``; the filters it pushes to ORC) of each
+    file scan of the plan."""
     leaves = df._jdf.queryExecution().sparkPlan().collectLeaves().iterator()
     out = []
     while leaves.hasNext():
         leaf = leaves.next()
         if "FileSourceScanExec" in leaf.getClass().getName():
-            out.append((leaf.requiredSchema().simpleString(), leaf.dataFilters().toString()))
+            fields = json.loads(leaf.requiredSchema().json())["fields"]
+            names = [f["name"] for f in fields]
+            names += [f"row.{c['name']}" for f in fields if f["name"] == "row"
+                      for c in f["type"]["fields"]]
+            out.append((names, leaf.dataFilters().toString()))
     return out
 
 
@@ -135,12 +155,15 @@ def test_a_query_reads_only_the_row_columns_it_uses(spark, tmp_path):
     table = _split_update(tmp_path)
     df = read_table(spark, str(table), native=True)
     scans = _scans(df.select("price").where("price > 1"))
-    assert not any("name" in schema for schema, _ in scans), scans  # pruned
-    data = [s for s in scans if "row:struct<id:int,price:double>" in s[0]]
+    assert not any("row.name" in names for names, _ in scans), scans  # pruned
+    data = [s for s in scans if "row.price" in s[0]]
     # (id, the first, is what keeps `row` read; the files without price are left out: a
     # null is not > 1)
-    assert len(data) == 1 and ".price > 1" in data[0][1], scans
-    assert sum("row:struct<>" in schema for schema, _ in scans) == 1, scans  # the deletes
+    assert len(data) == 1 and [n for n in data[0][0] if n.startswith("row.")] == [
+        "row.id", "row.price"] and ".price > 1" in data[0][1], scans
+    deletes = [s for s in scans if "row" in s[0] and not any(
+        n.startswith("row.") for n in s[0])]
+    assert len(deletes) == 1, scans  # the deletes, `row` an empty struct
     assert df.count() == read_table(spark, str(table), native=False).count()
 
 
@@ -236,8 +259,8 @@ def test_random_histories_read_natively_as_acidtool_does(spark, tmp_path_factory
 
 
 def test_the_default_takes_the_source_where_it_reads_sooner(spark, tmp_path, monkeypatch):
-    """Spark's broadcast anti join costs more a delete event than the source's merge costs a
-    row: past DELETES_PAST of the rows (and past PARTITIONS_PAST partitions, each a scan to
+    """Spark's broadcast costs more a mask of deleted row ids than the source's merge costs a
+    row: past DELETES_PAST masks a row (and past PARTITIONS_PAST partitions, each a scan to
     plan) the default is the source; native=True still builds Spark's plan; read --spark
     says which read it."""
     from acidtool.hiveacid import native
@@ -247,19 +270,19 @@ def test_the_default_takes_the_source_where_it_reads_sooner(spark, tmp_path, mon
         **delta("delta_0000001_0000001_0000", acid(events(1, n=100))),
         **delta("delete_delta_0000002_0000002_0000", _deletes(2, [(1, 536870912, 7)]))})
     many = build(tmp_path / "many", {
-        **delta("delta_0000001_0000001_0000", acid(events(1, n=10))),
+        **delta("delta_0000001_0000001_0000", acid(events(1, n=5))),
         **delta("delete_delta_0000002_0000002_0000", _deletes(
-            2, [(1, 536870912, i) for i in range(5)]))})
+            2, [(1, 536870912, i) for i in range(3)]))})
     df, why = read_table_and_why(spark, str(few))
     assert why is None and "FileScan orc" in _plan(df) and df.count() == 99
     df, why = read_table_and_why(spark, str(many))
-    assert why is not None and "delete events are 50% of the rows" in why
-    assert "FileScan orc" not in _plan(df) and df.count() == 5
+    assert why is not None and "up to 1 mask of 64 row ids for 5 rows" in why
+    assert "FileScan orc" not in _plan(df) and df.count() == 2
     assert "FileScan orc" in _plan(read_table(spark, str(many), native=True))
     out = run("read", str(many), "--spark", "--format", "parquet", "-o",
               str(tmp_path / "out"))
-    assert out.code == 0 and "read through the hiveacid source: delete events are 50%" \
-        in out.err, out.err
+    assert out.code == 0 and "read through the hiveacid source: its deletes make up to 1 " \
+        "mask" in out.err, out.err
     out = run("read", str(few), "--spark", "--format", "parquet", "-o", str(tmp_path / "o2"))
     assert out.code == 0 and "read by Spark's own ORC reader" in out.err, out.err
 

@@ -1,5 +1,5 @@
-"""Spark's own read plan for a Hive ACID table (``read_table``'s default): no Python on the
-executors and no row through a Python worker.
+"""Spark's own read plan for a Hive ACID table (``read_table``'s default where the layout
+allows and it reads sooner): no Python on the executors and no row through a Python worker.
 
 The driver plans as ``acidtool read`` does (``table.readplan.plan_read``: getAcidState per
 partition, the snapshot's files). Then each partition's rows are Spark's own operators:
@@ -13,24 +13,26 @@ partition, the snapshot's files). Then each partition's rows are Spark's own ope
   that is always true, so that Spark's column pruning keeps them all (``row`` only by its
   first field: the rest of ``row`` is pruned when a query does not use it);
 * its delete deltas' events (operation 2, a currentTransaction the snapshot sees) are read
-  the same way, ``row`` as an empty struct, and applied with a broadcast anti join on
-  (originalTransaction, bucket, rowId) (see docs/scale.md for the alternatives measured);
+  the same way, ``row`` as an empty struct, made masks of 64 row ids each, broadcast and
+  joined (see ``_deletes``; docs/spark.md has the alternatives measured);
 * its partition values are literals, so a filter on a partition column leaves the other
   partitions' scans out of the plan before any file is opened.
+
+An insert-only table's ORC files are the rows themselves: a scan per shape, nothing else.
 
 Layouts whose rows are not the files' events are read by the ``hiveacid`` source instead
 (``native_plan`` says which): original and LOAD DATA files (Hive numbers their synthetic
 ROW__IDs by position), Hive 2.3's legacy deltas (update events beside inserts: the latest
-event of a row wins), insert-only tables, a delta a streaming writer still has open (a
-``_flush_length`` side file: only part of the file is committed), files Spark's Hadoop
-client is not given here (object stores acidtool reaches through fsspec), and a file whose
-footer cannot be read or whose event columns are not Hive's (the source says why in one
-line).
+event of a row wins), insert-only tables' Parquet and text files, a delta a streaming writer
+still has open (a ``_flush_length`` side file: only part of the file is committed), files
+Spark's Hadoop client is not given here (object stores acidtool reaches through fsspec), and
+a file whose footer cannot be read or whose event columns are not Hive's (the source says why
+in one line). ``NativePlan.slower`` says where the source reads sooner.
 
-The anti join matches a delete event to the rows of its whole partition by the full key, as
-the bucket property is part of it; Hive matches within the delete file's bucket (by file
-name), which differs only where a file's name and its rows' bucket property disagree (what
-validate reports as ACID009).
+The join matches a delete event to the rows of its whole partition by the full key, as the
+bucket property is part of it; Hive matches within the delete file's bucket (by file name),
+which differs only where a file's name and its rows' bucket property disagree (validate's
+ACID012): such a partition is read by the source (``_misplaced``).
 """
 
 from __future__ import annotations
@@ -70,14 +72,18 @@ class Part:
     deletes: tuple[str, ...]  # its delete deltas' files
     row_names: tuple[str, ...] | None  # the names the table gives the row columns
     rows: int = 0
-    delete_events: int = 0
+    delete_masks: int = 0
     plain: bool = False  # an insert-only table's: rows, not events
+    # (min, max) of the delete events' originalTransaction, bucket and rowId, by the files'
+    # statistics (None: a file gives none)
+    delete_ranges: tuple[tuple[int, int], ...] | None = None
 
 
-# Measured (benchmarks/bench_spark_read.py, local[2]): Spark's broadcast anti join costs about
-# 2 us a delete event, the source's merge about 0.16 us a row over Spark's scan: past this
-# share of delete events the source reads a whole table sooner.
-DELETES_PAST = 0.05
+# Measured (benchmarks/bench_spark_read.py, 10M rows, local[2]): the delete step costs Spark's
+# plan about 0.06 us a row (the join's probe) and 1.2 us a mask of deleted row ids (their
+# scan, masks and broadcast), the source's merge about 0.17 us a row over Spark's scan: past
+# about one mask in ten rows the source reads a table sooner.
+DELETES_PAST = 0.10
 # A scan (and a delete scan) per partition: planning costs the driver about 0.1 s a partition.
 PARTITIONS_PAST = 200
 
@@ -89,16 +95,18 @@ class NativePlan:
     ids: IdList
     partition_columns: tuple[str, ...]
     rows: int = 0  # the data files' events (their footers' counts)
-    delete_events: int = 0
+    delete_masks: int = 0  # at most (``_masks``)
 
     def slower(self) -> str | None:
         """Why the ``hiveacid`` source would read this sooner (None: it would not)."""
         if len(self.parts) > PARTITIONS_PAST:
             return (f"{len(self.parts)} partitions (Spark's plan holds a scan of each: the "
                     "driver plans for about 0.1 s a partition)")
-        if self.delete_events > DELETES_PAST * max(self.rows, 1):
-            return (f"delete events are {self.delete_events / max(self.rows, 1):.0%} of the "
-                    "rows: the source's per-bucket merge is faster than Spark's anti join")
+        if self.delete_masks > DELETES_PAST * max(self.rows, 1):
+            masks = f"{self.delete_masks:,} mask" + ("s" if self.delete_masks > 1 else "")
+            return (f"its deletes make up to {masks} of 64 row ids for {self.rows:,} rows: "
+                    f"past {DELETES_PAST:.0%}, the source's per-bucket merge is faster than "
+                    "Spark's join")
         return None
 
 
@@ -119,7 +127,7 @@ def native_plan(plan: ReadPlan) -> NativePlan | str:
     keys = tuple(plan.partition_types) or tuple(
         k for r in list(readers.values())[:1] for k, _ in partition_values(r.part.partition))
     return NativePlan(plan.schema, tuple(parts), ids if ids is not None else IdList(), keys,
-                      sum(p.rows for p in parts), sum(p.delete_events for p in parts))
+                      sum(p.rows for p in parts), sum(p.delete_masks for p in parts))
 
 
 def _part(r: PartitionReader, plan: ReadPlan) -> Part | str:
@@ -157,8 +165,38 @@ def _part(r: PartitionReader, plan: ReadPlan) -> Part | str:
     return Part(values, scans, tuple(r.part.location.url_of(rel) for rel in dels),
                 tuple(r.row_names) if r.row_names else None,
                 sum(getattr(r.footer(rel), "rows", 0) for rel in data),
-                sum(getattr(r.footer(rel), "rows", 0) for rel in dels),
-                plain=r.snapshot.insert_only)
+                sum(_masks(r.footer(rel)) for rel in dels), plain=r.snapshot.insert_only,
+                delete_ranges=_ranges([r.footer(rel) for rel in dels]))
+
+
+def _ranges(footers: list) -> tuple[tuple[int, int], ...] | None:
+    """The (min, max) of originalTransaction, bucket and rowId over delete delta files, by
+    their statistics (None: one of them gives none)."""
+    out: list[tuple[int, int]] = []
+    for footer in footers:
+        if footer is None or not footer.rows:
+            continue
+        top = footer.top_level()
+        found = footer.int_ranges((top[1][1], top[2][1], top[3][1]))
+        if any(f is None for f in found):
+            return None
+        out = [(min(a[0], b[0]), max(a[1], b[1])) for a, b in zip(out, found)] if out \
+            else list(found)
+    return tuple(out) if out else None
+
+
+def _masks(footer) -> int:
+    """How many masks of 64 row ids (``_deletes``) a delete delta's file makes at most: one an
+    event, and no more than its row ids' span in 64s for each write id it names (by its
+    statistics)."""
+    if footer is None or not footer.rows:
+        return 0
+    top = footer.top_level()
+    writes, row_ids = footer.int_ranges((top[1][1], top[3][1]))
+    if writes is None or row_ids is None:
+        return footer.rows
+    blocks = (row_ids[1] >> _BITS) - (row_ids[0] >> _BITS) + 1
+    return min(footer.rows, blocks * (writes[1] - writes[0] + 1))
 
 
 def _unfit_plain(r: PartitionReader, rel: str, listed: set[str]) -> str | None:
@@ -188,7 +226,7 @@ def _unfit(r: PartitionReader, rel: str, listed: set[str]) -> str | None:
 
 
 def _misplaced(r: PartitionReader, rel: str, footer) -> str | None:
-    """Why the anti join over the whole partition could match other rows than Hive's, which
+    """Why the join over the whole partition could match other rows than Hive's, which
     applies a delete delta's file to the data files of its bucket (by name): a file whose
     rows' bucket property (by its statistics) is not its name's bucket, or says nothing."""
     from ..core.bucket import BucketCodecError, decode
@@ -234,8 +272,8 @@ def to_frame(spark, plan: NativePlan):
     for part in plan.parts:
         rows = _union([_scan(spark, s, part, plan, target) for s in part.scans])
         if part.deletes:
-            rows = rows.join(F.broadcast(_deletes(spark, part.deletes, plan.ids)),
-                             [*_GROUP], "left_outer").where(_NOT_DELETED)
+            rows = rows.join(F.broadcast(_deletes(spark, part, plan.ids)),
+                             _keys(part), "left_outer").where(_NOT_DELETED)
         frames.append(rows.select(*_output(part, plan, target)))
     if not frames:
         return spark.createDataFrame([], target)
@@ -294,7 +332,8 @@ def _scan(spark, scan: Scan, part: Part, plan: NativePlan, target):
         events = events.where(_events_filter(0, plan.ids, f"row.{_q(scan.names[0])}"))
         prefix = "row."
         columns = [F.expr(f"{old} AS {new}") for old, new in KEY.items()]
-        columns.append(F.expr(f"shiftright(rowId, {_BITS}) AS {_GROUP[2]}"))
+        if part.deletes:
+            columns += [F.expr(c) for c in _key_columns(part, rows=True)]
     # the file's row columns by the names the table gives them (by position when there are
     # as many, as acidtool read does), each cast to the DataFrame's type
     names = part.row_names if part.row_names and len(part.row_names) == len(scan.names) \
@@ -317,26 +356,63 @@ def _row_fields(plan: NativePlan, target) -> list:
 # (originalTransaction, bucket); the masks, not the events, are broadcast and joined (left
 # outer, a row meeting at most one mask), and a row whose bit is set is left out. Hive's
 # writers number a delta's rows 0, 1, 2...: a DELETE of many rows of a write leaves several
-# bits a mask, and Spark's broadcast, which costs by the entry, costs that much less (with a
-# delete event every tenth row: 6.4 a mask, 25% less time than an anti join of the events).
+# bits a mask, and Spark's broadcast, which costs by the entry, costs that much less. Where
+# the delete files' statistics bound the three keys in 62 bits, the key is one bigint (a
+# row outside the bounds gets none: no delete names it), which Spark's hash join takes
+# fastest (LongHashedRelation). Measured with a delete event every tenth row (6.4 a mask):
+# 2.37x a plain read for an anti join of the events, 1.85x for the masks, 1.45-1.65x with
+# the one-bigint key.
 _BITS = 6
 _GROUP = ("__acid_writeid", "__acid_bucket", "__acid_block")
 _NOT_DELETED = (f"__acid_mask IS NULL OR (shiftright(__acid_mask, CAST(pmod(__acid_rowid, "
                 f"{1 << _BITS}) AS INT)) & 1) = 0")
 
 
-def _deletes(spark, files: tuple[str, ...], ids: IdList):
-    """The delete events' masks: (writeid, bucket, block of row ids, the mask of its
-    deleted row ids)."""
+def _packed(part: Part) -> str | None:
+    """The one-bigint key of an event, as SQL over its columns (None: the statistics do not
+    bound the keys in 62 bits)."""
+    if part.delete_ranges is None:
+        return None
+    (w0, w1), (b0, b1), (r0, r1) = part.delete_ranges
+    k0, k1 = r0 >> _BITS, r1 >> _BITS
+    nb, nk = b1 - b0 + 1, k1 - k0 + 1
+    if (w1 - w0 + 1) * nb * nk >= 1 << 62:
+        return None
+    # (each expression once: Spark 4 makes a repeated one a column of its own, passing
+    # `row` whole beside it, and the scan would read all of `row`)
+    return (f"CASE WHEN originalTransaction >= {w0} AND originalTransaction <= {w1} AND "
+            f"bucket >= {b0} AND bucket <= {b1} AND rowId >= {k0 << _BITS} AND "
+            f"rowId <= {(k1 << _BITS) | ((1 << _BITS) - 1)} THEN ((originalTransaction - {w0})"
+            f" * {nb} + (CAST(bucket AS BIGINT) - {b0})) * {nk} + (shiftright(rowId, {_BITS})"
+            f" - {k0}) END")
+
+
+def _keys(part: Part) -> list[str]:
+    """The names of the columns the rows and the masks are joined on."""
+    return ["__acid_key"] if _packed(part) else list(_GROUP)
+
+
+def _key_columns(part: Part, rows: bool = False) -> list[str]:
+    """The join's key columns as SQL over an event's columns (for the ``rows`` side, those
+    its ``KEY`` columns are not already)."""
+    packed = _packed(part)
+    if packed:
+        return [f"{packed} AS __acid_key"]
+    ids = [] if rows else [f"originalTransaction AS {_GROUP[0]}", f"bucket AS {_GROUP[1]}"]
+    return ids + [f"shiftright(rowId, {_BITS}) AS {_GROUP[2]}"]
+
+
+def _deletes(spark, part: Part, ids: IdList):
+    """The delete events' masks: the key of 64 row ids of a (writeid, bucket), the mask of
+    its deleted row ids."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import StructType
 
-    events = spark.read.schema(_event_schema(StructType([]))).orc(list(files))
+    events = spark.read.schema(_event_schema(StructType([]))).orc(list(part.deletes))
     keys = events.where(_events_filter(2, ids, "row")).selectExpr(
-        f"originalTransaction AS {_GROUP[0]}", f"bucket AS {_GROUP[1]}",
-        f"shiftright(rowId, {_BITS}) AS {_GROUP[2]}",
+        *_key_columns(part),
         f"shiftleft(1L, CAST(pmod(rowId, {1 << _BITS}) AS INT)) AS __acid_bit")
-    return keys.groupBy(*_GROUP).agg(F.expr("bit_or(__acid_bit) AS __acid_mask"))
+    return keys.groupBy(*_keys(part)).agg(F.expr("bit_or(__acid_bit) AS __acid_mask"))
 
 
 def _output(part: Part, plan: NativePlan, target) -> list:
