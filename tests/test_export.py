@@ -521,6 +521,24 @@ def test_export_needs_no_pyspark(tmp_path):
     assert "created s.t: 6 rows" in proc.stdout
 
 
+def test_the_export_command_leaves_pandas_out(tmp_path):
+    """pyiceberg's import pulls pandas in through pyarrow's shim (a third of a second of
+    every export) though an export hands it Arrow only: the command keeps it out, and still
+    creates and then updates the table."""
+    table = _partitioned(tmp_path / "t")
+    code = ("import atexit, sys\n"
+            "atexit.register(lambda: print('pandas:', 'pandas' in sys.modules, file=sys.stderr))\n"
+            "sys.argv = ['acidtool', *sys.argv[1:]]\n"
+            "from acidtool.cli.main import main\nmain()")
+    for extra in ([], ["--incremental"]):
+        proc = subprocess.run([sys.executable, "-c", code, "export", str(table), "--to",
+                               "iceberg", "--catalog", str(tmp_path / "lake"), "--table", "s.t",
+                               *extra], capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        assert "pandas: False" in proc.stderr
+    assert "created s.t: 6 rows" in proc.stdout or "nothing" in proc.stdout.lower(), proc.stdout
+
+
 @pytest.mark.parametrize("incremental", [False, True])
 def test_two_exports_racing_commit_once(tmp_path, incremental):
     """Two processes export the same snapshot into one table at once: the rows are there once;

@@ -30,8 +30,9 @@ for _module in ("inspect", "check", "plan", "compact", "upgrade", "report", "row
     importlib.import_module(f"{__package__}.{_module}")
 app.add_typer(decode_app, name="decode")
 
-# Commands whose process never gives pandas objects to pyarrow (convert's Spark driver may).
-_PANDAS_FREE = ("dump", "read", "diff", "validate", "meta")
+# Commands whose process never gives pandas objects to pyarrow (convert's Spark driver may;
+# export hands pyiceberg Arrow only).
+_PANDAS_FREE = ("dump", "read", "diff", "validate", "meta", "export")
 
 
 def main(argv: list[str] | None = None) -> None:
