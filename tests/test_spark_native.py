@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from acidtool.api import Table
 from acidtool.core.bucket import decode
 from acidtool.core.errors import AcidToolError, UsageError
-from acidtool.io.acidwrite import DELETE, INSERT, Event
+from acidtool.io.acidwrite import DELETE, INSERT, UPDATE, Event
 from acidtool.spark import read_table
 
 from .helpers.layouts import acid, build, delta, events, plain
@@ -190,11 +190,50 @@ def test_layouts_spark_cannot_read_as_they_are_go_through_the_source(spark, tmp_
         assert "FileScan orc" not in _plan(df) and df.count() == 1
 
 
-def test_hive23_legacy_tables_and_parquet_files_go_through_the_source(spark, tmp_path):
-    legacy = build(tmp_path / "legacy", delta("delta_0000001_0000001", acid(events(1))))
-    with pytest.raises(UsageError, match="legacy"):
+def _legacy(tmp_path):
+    """Hive 2.3 without split-update: inserts, then an update and a delete of rows of the
+    first write in the second delta, two statements of one transaction updating one row
+    (the higher statement wins), a row updated twice."""
+    ev = Event
+    layout = {
+        "delta_0000001_0000001_0000/bucket_00000": acid(events(1, n=4, v0=True),
+                                                        hive_version="2"),
+        "delta_0000001_0000001_0000/bucket_00001": acid(events(1, n=2, bucket=1, v0=True),
+                                                        hive_version="2"),
+        "delta_0000002_0000002_0000/bucket_00000": acid(
+            [ev(UPDATE, 1, 0, 0, 2, (0, "changed")), ev(DELETE, 1, 0, 1, 2, None)],
+            hive_version="2"),
+        "delta_0000003_0000003_0000/bucket_00000": acid(
+            [ev(UPDATE, 1, 0, 2, 3, (2, "s0"))], hive_version="2"),
+        "delta_0000003_0000003_0001/bucket_00000": acid(
+            [ev(UPDATE, 1, 0, 2, 3, (2, "s1"))], hive_version="2"),
+        "delta_0000004_0000004_0000/bucket_00001": acid(
+            [ev(UPDATE, 1, 1, 1, 4, (1, "again")), ev(INSERT, 4, 1, 0, 4, (9, "new"))],
+            hive_version="2"),
+    }
+    return build(tmp_path / "legacy", layout)
+
+
+@pytest.mark.parametrize("kw", [{}, {"txns": "5:3:3"}, {"txns": "3:9223372036854775807::"}],
+                         ids=["all", "3-open", "up-to-3"])
+def test_hive23_legacy_layouts_merge_natively_as_acidtool_does(spark, tmp_path, kw):
+    table = _legacy(tmp_path)
+    assert same_three_ways(spark, table, hive_version="2", with_row_id=True, **kw) > 0
+    got = read_table(spark, str(table), hive_version="2", native=True, with_row_id=True,
+                     **kw).collect()
+    assert (1, 0, 1) not in {tuple(r.ROW__ID) for r in got}  # deleted by write 2
+    names = {r.name for r in got}
+    if not kw:
+        assert {"changed", "s1", "again", "new"} <= names and "s0" not in names
+
+
+def test_original_files_and_parquet_files_go_through_the_source(spark, tmp_path):
+    legacy = build(tmp_path / "legacy", {
+        "000000_0": plain(),
+        **delta("delta_0000001_0000001_0000", acid(events(1, v0=True), hive_version="2"))})
+    with pytest.raises(UsageError, match="original"):
         read_table(spark, str(legacy), hive_version="2", native=True)
-    assert read_table(spark, str(legacy), hive_version="2").count() == 2
+    assert read_table(spark, str(legacy), hive_version="2").count() == 3
     parquet = tmp_path / "pq"
     (parquet / "delta_0000001_0000001_0000").mkdir(parents=True)
     pq.write_table(pa.table({"id": [1, 2], "name": ["a", "b"]}),

@@ -19,11 +19,12 @@ partition, the snapshot's files). Then each partition's rows are Spark's own ope
   partitions' scans out of the plan before any file is opened.
 
 An insert-only table's ORC files are the rows themselves: a scan per shape, nothing else.
+Hive 2.3's legacy layout (update and delete events beside the inserts, no delete deltas) is
+its merge as a window: of each row's events the latest wins (``_latest``).
 
 Layouts whose rows are not the files' events are read by the ``hiveacid`` source instead
 (``native_plan`` says which): original and LOAD DATA files (Hive numbers their synthetic
-ROW__IDs by position), Hive 2.3's legacy deltas (update events beside inserts: the latest
-event of a row wins), insert-only tables' Parquet and text files, a delta a streaming writer
+ROW__IDs by position), insert-only tables' Parquet and text files, a delta a streaming writer
 still has open (a ``_flush_length`` side file: only part of the file is committed), files
 Spark's Hadoop client is not given here (object stores acidtool reaches through fsspec), and
 a file whose footer cannot be read or whose event columns are not Hive's (the source says why
@@ -63,6 +64,7 @@ class Scan:
     files: tuple[str, ...]  # as Spark reads them (URLs)
     names: tuple[str, ...]
     types: tuple[pa.DataType, ...]
+    statement: int = 0  # (Hive 2.3's legacy layout: of the files' directory, for the merge)
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,7 @@ class Part:
     rows: int = 0
     delete_masks: int = 0
     plain: bool = False  # an insert-only table's: rows, not events
+    legacy: bool = False  # Hive 2.3's layout without split-update: a row's latest event wins
     # (min, max) of the delete events' originalTransaction, bucket and rowId, by the files'
     # statistics (None: a file gives none)
     delete_ranges: tuple[tuple[int, int], ...] | None = None
@@ -131,8 +134,11 @@ def native_plan(plan: ReadPlan) -> NativePlan | str:
 
 
 def _part(r: PartitionReader, plan: ReadPlan) -> Part | str:
-    if r.legacy and not r.snapshot.insert_only:
-        return "Hive 2.3's legacy layout (a row's latest event wins)"
+    legacy = r.legacy and not r.snapshot.insert_only
+    if legacy:
+        why = _legacy_unfit(r)
+        if why:
+            return why
     if not (r.part.location.is_local or r.part.location.url.startswith("hdfs://")):
         return f"files on {r.part.location.url.split(':', 1)[0]}, reached through fsspec"
     listed = {p.path for p in r.part.listing.paths if not p.is_dir}
@@ -158,15 +164,41 @@ def _part(r: PartitionReader, plan: ReadPlan) -> Part | str:
             return f"a row column type Spark's ORC reader is not asked for here ({rel})"
         if not names:
             return f"a file whose row has no columns ({rel})"
-        shapes.setdefault((tuple(names), types), []).append(r.part.location.url_of(rel))
+        statement = _statement(r, rel) if legacy else 0
+        shapes.setdefault((tuple(names), types, statement), []).append(
+            r.part.location.url_of(rel))
     values = tuple((k, typed(v, plan.partition_types.get(k, pa.string())))
                    for k, v in partition_values(r.part.partition))
-    scans = tuple(Scan(tuple(files), names, types) for (names, types), files in shapes.items())
+    scans = tuple(Scan(tuple(files), names, types, statement)
+                  for (names, types, statement), files in shapes.items())
     return Part(values, scans, tuple(r.part.location.url_of(rel) for rel in dels),
                 tuple(r.row_names) if r.row_names else None,
                 sum(getattr(r.footer(rel), "rows", 0) for rel in data),
                 sum(_masks(r.footer(rel)) for rel in dels), plain=r.snapshot.insert_only,
-                delete_ranges=_ranges([r.footer(rel) for rel in dels]))
+                delete_ranges=_ranges([r.footer(rel) for rel in dels]), legacy=legacy)
+
+
+def _legacy_unfit(r: PartitionReader) -> str | None:
+    """Why Hive 2.3's merge of this partition is not one latest-event-wins over all its
+    events: a file outside a base or delta (Hive merges each original file with its bucket's
+    deltas as a split of its own), or two base files of one bucket (two splits)."""
+    seen = set()
+    for bucket, (data, _) in r.bucket_files().items():
+        for rel in data:
+            entry = r.state.entry(rel.split("/", 1)[0]) if "/" in rel else None
+            if entry is None:
+                return f"Hive 2.3's legacy layout with original files ({rel})"
+            if entry.kind == "base":
+                if bucket in seen:
+                    return f"Hive 2.3's legacy layout with two base files of bucket {bucket}"
+                seen.add(bucket)
+    return None
+
+
+def _statement(r: PartitionReader, rel: str) -> int:
+    """The statement id of a file's directory (Hive 2.3's merge breaks ties by it)."""
+    parsed = r.state.entry(rel.split("/", 1)[0]).parsed
+    return max(parsed.statement_id, 0) if parsed is not None else 0
 
 
 def _ranges(footers: list) -> tuple[tuple[int, int], ...] | None:
@@ -271,6 +303,8 @@ def to_frame(spark, plan: NativePlan):
     frames = []
     for part in plan.parts:
         rows = _union([_scan(spark, s, part, plan, target) for s in part.scans])
+        if part.legacy:
+            rows = _latest(rows)
         if part.deletes:
             rows = rows.join(F.broadcast(_deletes(spark, part, plan.ids)),
                              _keys(part), "left_outer").where(_NOT_DELETED)
@@ -278,6 +312,14 @@ def to_frame(spark, plan: NativePlan):
     if not frames:
         return spark.createDataFrame([], target)
     return _union(frames)
+
+
+def _latest(events):
+    """Hive 2.3's merge: of each row's events (by its ROW__ID) the one of the highest
+    currentTransaction, then statement id, wins; a row whose winner is a delete is gone."""
+    order = ("row_number() OVER (PARTITION BY __acid_writeid, __acid_bucket, __acid_rowid "
+             "ORDER BY __acid_current DESC, __acid_statement DESC) AS __acid_n")
+    return events.selectExpr("*", order).where("__acid_n = 1 AND __acid_op <> 2")
 
 
 def _union(frames: list):
@@ -307,10 +349,12 @@ def _always(column: str) -> str:
     return f"({column} IS NULL OR {column} IS NOT NULL)"
 
 
-def _events_filter(operation: int, ids: IdList, row: str) -> str:
-    """The events of one kind whose currentTransaction the snapshot sees (isWriteIdValid: a
-    null is not valid), each event column (and ``row`` by ``row``) touched."""
-    test = [f"operation = {operation}", "currentTransaction IS NOT NULL"]
+def _events_filter(operation: int | None, ids: IdList, row: str) -> str:
+    """The events of one kind (None: of every kind) whose currentTransaction the snapshot sees
+    (isWriteIdValid: a null is not valid), each event column (and ``row`` by ``row``)
+    touched."""
+    test = [f"operation = {operation}" if operation is not None else _always("operation"),
+            "currentTransaction IS NOT NULL"]
     if ids.high_watermark < LONG_MAX:
         test.append(f"currentTransaction <= {ids.high_watermark}")
     if ids.exceptions:
@@ -329,9 +373,14 @@ def _scan(spark, scan: Scan, part: Part, plan: NativePlan, target):
         events, prefix, columns = spark.read.schema(row).orc(list(scan.files)), "", []
     else:
         events = spark.read.schema(_event_schema(row)).orc(list(scan.files))
-        events = events.where(_events_filter(0, plan.ids, f"row.{_q(scan.names[0])}"))
+        events = events.where(_events_filter(None if part.legacy else 0, plan.ids,
+                                             f"row.{_q(scan.names[0])}"))
         prefix = "row."
         columns = [F.expr(f"{old} AS {new}") for old, new in KEY.items()]
+        if part.legacy:  # what the merge orders and judges by
+            columns += [F.expr("operation AS __acid_op"),
+                        F.expr("currentTransaction AS __acid_current"),
+                        F.expr(f"{scan.statement} AS __acid_statement")]
         if part.deletes:
             columns += [F.expr(c) for c in _key_columns(part, rows=True)]
     # the file's row columns by the names the table gives them (by position when there are
