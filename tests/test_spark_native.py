@@ -349,7 +349,6 @@ def test_a_metastore_table_reads_natively_with_its_names_types_and_snapshot(meta
     location = Path(metastore.warehouse) / name
     create_table(metastore.url, "default", name, "file://" + str(location),
                  columns=(("id", "int"), ("name", "string")), partition_keys=(("day", "int"),))
-    row = "struct<_col0:int,_col1:string>"
     with Client(metastore.url) as client:
         info = client.table("default", name)
         for day in (1, 2):
@@ -362,12 +361,21 @@ def test_a_metastore_table_reads_natively_with_its_names_types_and_snapshot(meta
                 client.commit_txn(txn)
             elif outcome == "abort":
                 client.abort_txn(txn)
+    try:
+        _read_through(metastore, spark, location, name, ids)
+    finally:  # the session's metastore is shared: no transaction is left open for others
+        with Client(metastore.url) as client:
+            client.abort_txn(txn)
+
+
+def _read_through(metastore, spark, location: Path, name: str, ids: list[int]) -> None:
     for day in (1, 2):
         where = location / f"day={day}"
         for wid in ids:
             d = where / f"delta_{wid:07d}_{wid:07d}_0000"
             d.mkdir(parents=True)
-            (d / "bucket_00000").write_bytes(acid(events(wid, n=3), row_type=row))
+            (d / "bucket_00000").write_bytes(acid(events(wid, n=3),
+                                                  row_type="struct<_col0:int,_col1:string>"))
             (d / "_orc_acid_version").write_bytes(b"2")
         d = where / f"delete_delta_{ids[2]:07d}_{ids[2]:07d}_0000"
         d.mkdir()
