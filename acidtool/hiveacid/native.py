@@ -135,8 +135,9 @@ def native_plan(plan: ReadPlan) -> NativePlan | str:
 
 def _part(r: PartitionReader, plan: ReadPlan) -> Part | str:
     legacy = r.legacy and not r.snapshot.insert_only
+    buckets = {} if r.snapshot.insert_only else r.bucket_files()
     if legacy:
-        why = _legacy_unfit(r)
+        why = _legacy_unfit(r, buckets)
         if why:
             return why
     if not (r.part.location.is_local or r.part.location.url.startswith("hdfs://")):
@@ -146,16 +147,17 @@ def _part(r: PartitionReader, plan: ReadPlan) -> Part | str:
         data, dels = r.insert_only_files(), []
         unfit = _unfit_plain
     else:
-        data = [rel for b in sorted(r.bucket_files().values()) for rel in b[0]]
-        dels = [rel for b in sorted(r.bucket_files().values()) for rel in b[1]]
+        data = [rel for b in sorted(buckets.values()) for rel in b[0]]
+        dels = [rel for b in sorted(buckets.values()) for rel in b[1]]
         unfit = _unfit
+    footers = {rel: r.footer(rel) for rel in data + dels}  # one read each, used below
     shapes: dict[tuple, list[str]] = {}
     for rel in data + dels:
-        why = unfit(r, rel, listed)
+        why = unfit(r, rel, footers[rel], listed)
         if why:
             return why
     for rel in data:
-        footer = r.footer(rel)
+        footer = footers[rel]
         assert footer is not None
         names, orc_types = row_shape(footer)
         try:
@@ -173,17 +175,17 @@ def _part(r: PartitionReader, plan: ReadPlan) -> Part | str:
                   for (names, types, statement), files in shapes.items())
     return Part(values, scans, tuple(r.part.location.url_of(rel) for rel in dels),
                 tuple(r.row_names) if r.row_names else None,
-                sum(getattr(r.footer(rel), "rows", 0) for rel in data),
-                sum(_masks(r.footer(rel)) for rel in dels), plain=r.snapshot.insert_only,
-                delete_ranges=_ranges([r.footer(rel) for rel in dels]), legacy=legacy)
+                sum(getattr(footers[rel], "rows", 0) for rel in data),
+                sum(_masks(footers[rel]) for rel in dels), plain=r.snapshot.insert_only,
+                delete_ranges=_ranges([footers[rel] for rel in dels]), legacy=legacy)
 
 
-def _legacy_unfit(r: PartitionReader) -> str | None:
+def _legacy_unfit(r: PartitionReader, buckets: dict) -> str | None:
     """Why Hive 2.3's merge of this partition is not one latest-event-wins over all its
     events: a file outside a base or delta (Hive merges each original file with its bucket's
     deltas as a split of its own), or two base files of one bucket (two splits)."""
     seen = set()
-    for bucket, (data, _) in r.bucket_files().items():
+    for bucket, (data, _) in buckets.items():
         for rel in data:
             entry = r.state.entry(rel.split("/", 1)[0]) if "/" in rel else None
             if entry is None:
@@ -201,6 +203,13 @@ def _statement(r: PartitionReader, rel: str) -> int:
     return max(parsed.statement_id, 0) if parsed is not None else 0
 
 
+def _key_ranges(footer) -> tuple[tuple[int, int] | None, ...]:
+    """The (min, max) statistics of an event file's originalTransaction, bucket and rowId
+    (None where it gives none)."""
+    top = footer.top_level()
+    return footer.int_ranges((top[1][1], top[2][1], top[3][1]))
+
+
 def _ranges(footers: list) -> tuple[tuple[int, int], ...] | None:
     """The (min, max) of originalTransaction, bucket and rowId over delete delta files, by
     their statistics (None: one of them gives none)."""
@@ -208,12 +217,11 @@ def _ranges(footers: list) -> tuple[tuple[int, int], ...] | None:
     for footer in footers:
         if footer is None or not footer.rows:
             continue
-        top = footer.top_level()
-        found = footer.int_ranges((top[1][1], top[2][1], top[3][1]))
-        if any(f is None for f in found):
+        found = [f for f in _key_ranges(footer) if f is not None]
+        if len(found) < 3:
             return None
         out = [(min(a[0], b[0]), max(a[1], b[1])) for a, b in zip(out, found)] if out \
-            else list(found)
+            else found
     return tuple(out) if out else None
 
 
@@ -223,17 +231,15 @@ def _masks(footer) -> int:
     statistics)."""
     if footer is None or not footer.rows:
         return 0
-    top = footer.top_level()
-    writes, row_ids = footer.int_ranges((top[1][1], top[3][1]))
+    writes, _, row_ids = _key_ranges(footer)
     if writes is None or row_ids is None:
         return footer.rows
     blocks = (row_ids[1] >> _BITS) - (row_ids[0] >> _BITS) + 1
     return min(footer.rows, blocks * (writes[1] - writes[0] + 1))
 
 
-def _unfit_plain(r: PartitionReader, rel: str, listed: set[str]) -> str | None:
+def _unfit_plain(r: PartitionReader, rel: str, footer, listed: set[str]) -> str | None:
     """Why Spark's ORC reader cannot read an insert-only table's file as it is."""
-    footer = r.footer(rel)
     if footer is None:
         return f"an insert-only table's Parquet or text files ({rel})"
     if footer_is_acid(footer):
@@ -241,11 +247,11 @@ def _unfit_plain(r: PartitionReader, rel: str, listed: set[str]) -> str | None:
     return None
 
 
-def _unfit(r: PartitionReader, rel: str, listed: set[str]) -> str | None:
-    """Why Spark's ORC reader cannot take this file's events as they are (None: it can)."""
+def _unfit(r: PartitionReader, rel: str, footer, listed: set[str]) -> str | None:
+    """Why Spark's ORC reader cannot take this file's events (its ``footer``) as they are
+    (None: it can)."""
     if rel + FLUSH_LENGTH_SUFFIX in listed:
         return f"a delta a streaming writer has open ({rel} has a _flush_length file)"
-    footer = r.footer(rel)
     if footer is None:
         return f"a file that is not readable ORC ({rel})"
     if not footer_is_acid(footer):
