@@ -350,3 +350,26 @@ def test_a_released_footer_answers_as_a_held_one():
                 f.calendar, f.software_version, f.row_index_stride)
 
     assert answers(released) == answers(held) == answers(released_unchecked)
+
+
+@pytest.mark.parametrize("schema", [
+    "struct<`x y`:int,`a``b`:struct<`Q r`:array<string>>,`m,n`:map<string,int>>",
+    "struct<`my col`:int,`a{b}'c`:string,s:struct<`x y`:int,z:array<string>>>",
+    "struct<id:int,`Mixed Case`:decimal(10,2)>",
+])
+def test_quoted_field_names_keep_their_spaces_and_case_through_the_type_string(tmp_path,
+                                                                              schema):
+    """A footer's type string quotes names ORC would not parse bare; struct_fields and the
+    Arrow type read from it give the file's own names back (pyarrow's reading of the file
+    is the judge), as Spark's reader needs them to match the file's nested fields."""
+    from acidtool.core.orctypes import struct_fields
+    from acidtool.io.arrowtypes import orc_type_to_arrow
+
+    path = tmp_path / "f.orc"
+    with path.open("wb") as f:
+        pyorc.Writer(f, schema).close()
+    facts = read_footer(resolve(str(tmp_path)), "f.orc", path.stat().st_size, None)
+    text = facts.footer.type_string()
+    expected = paorc.ORCFile(str(path)).schema
+    assert [n for n, _ in struct_fields(text)] == expected.names
+    assert orc_type_to_arrow(text) == pa.struct(list(expected))

@@ -30,12 +30,40 @@ def _split_top(text: str, sep: str = ",") -> list[str]:
 
 
 def normalize(type_text: str) -> str:
-    return "".join(type_text.split()).lower()
+    """A type string without whitespace and in lower case, but for backquoted names."""
+    return _squeeze(type_text, lower=True)
+
+
+def _squeeze(text: str, lower: bool = False) -> str:
+    """``text`` without whitespace (and lower-cased, with ``lower``) outside backquotes: a
+    quoted name keeps its spaces and case (`` `x y` ``; a doubled backquote is one)."""
+    out, quoted = [], False
+    for ch in text:
+        if ch == "`":
+            quoted = not quoted
+        elif not quoted:
+            if ch.isspace():
+                continue
+            ch = ch.lower() if lower else ch
+        out.append(ch)
+    return "".join(out)
+
+
+def _quoted_name(part: str) -> tuple[str, str]:
+    """(name, the rest) of a field that starts with a backquoted name."""
+    i = 1
+    while True:
+        end = part.find("`", i)
+        if end < 0:
+            raise TypeStringError(f"unclosed quote in {part!r}")
+        if part[end + 1:end + 2] != "`":
+            return part[1:end].replace("``", "`"), part[end + 1:]
+        i = end + 2
 
 
 def struct_fields(type_text: str) -> list[tuple[str, str]]:
     """[(name, type)] of a ``struct<...>`` type string."""
-    text = "".join(type_text.split())
+    text = _squeeze(type_text)
     if not (text.lower().startswith("struct<") and text.endswith(">")):
         raise TypeStringError(f"{type_text!r} is not a struct<...> type")
     inner = text[len("struct<"):-1]
@@ -44,8 +72,7 @@ def struct_fields(type_text: str) -> list[tuple[str, str]]:
     out = []
     for part in _split_top(inner):
         if part.startswith("`"):
-            end = part.index("`", 1)
-            name, rest = part[1:end], part[end + 1:]
+            name, rest = _quoted_name(part)
         else:
             name, _, rest = part.partition(":")
             rest = ":" + rest

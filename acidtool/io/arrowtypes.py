@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from ..core.errors import UsageError
-from ..core.orctypes import struct_fields
+from ..core.orctypes import normalize, struct_fields
 
 ORC_TO_ARROW = {
     "boolean": pa.bool_(), "tinyint": pa.int8(), "smallint": pa.int16(), "int": pa.int32(),
@@ -14,7 +14,7 @@ ORC_TO_ARROW = {
 }
 
 def orc_type_to_arrow(text: str) -> pa.DataType:
-    t = "".join(text.split()).lower()
+    t = normalize(text)
     if t in ORC_TO_ARROW:
         return ORC_TO_ARROW[t]
     if t.startswith(("varchar(", "char(")):
