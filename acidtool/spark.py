@@ -160,14 +160,16 @@ class NotNative(UsageError):
 def read_plan_of(spark, path: str, options: dict, *, forced: bool = False):
     """The DataFrame of Spark's own operators for the read, or why the source reads it (it
     must, or, unless ``forced``, would be faster)."""
-    from .hiveacid.native import native_plan, to_frame
+    from .hiveacid.frame import session_unfit, to_frame
+    from .hiveacid.native import native_plan
     from .table.options import ReadOptions
     from .table.readplan import plan_read
 
     plan = native_plan(plan_read(ReadOptions.of({**options, "path": path})))
     if isinstance(plan, str):
         return plan
-    return (None if forced else plan.slower()) or to_frame(spark, plan)
+    return session_unfit(spark, plan) or (None if forced else plan.slower()) or \
+        to_frame(spark, plan)
 
 
 # ------------------------------------------------------------------------------------------------

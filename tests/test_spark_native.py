@@ -5,6 +5,8 @@ Spark prunes its columns and partitions."""
 
 from __future__ import annotations
 
+import datetime
+import decimal
 import json
 import struct
 from pathlib import Path
@@ -64,9 +66,24 @@ def same_three_ways(spark, path, *, typed_partitions: bool = False, **kw) -> int
     got = _rows(native)
     assert got == _rows(source)
     if not typed_partitions:
-        assert got == sorted(json.dumps(r, sort_keys=True, default=str)
+        assert got == sorted(json.dumps({k: _as_spark(ours.schema.field(k).type, v)
+                                         for k, v in r.items()}, sort_keys=True, default=str)
                              for r in ours.to_pylist())
     return len(got)
+
+
+def _as_spark(kind: pa.DataType, value):
+    """An Arrow value as Spark's Row gives it: a map as a dict (Arrow: a list of pairs)."""
+    if value is None:
+        return None
+    if pa.types.is_map(kind):
+        return {k: _as_spark(kind.item_type, v) for k, v in value}
+    if pa.types.is_struct(kind):
+        return {kind.field(i).name: _as_spark(kind.field(i).type, value[kind.field(i).name])
+                for i in range(kind.num_fields)}
+    if pa.types.is_list(kind):
+        return [_as_spark(kind.value_type, v) for v in value]
+    return value
 
 
 def _deletes(wid: int, keys: list[tuple[int, int, int]]) -> bytes:
@@ -105,12 +122,12 @@ def test_split_update_layouts_read_natively_as_acidtool_does(spark, tmp_path, kw
 def test_without_statistics_the_masks_are_joined_on_three_keys(spark, tmp_path, monkeypatch):
     """The one-bigint key needs the delete files' statistics; without, (writeid, bucket,
     block) are the join's keys, with the same rows."""
-    from acidtool.hiveacid import native
+    from acidtool.hiveacid import frame
 
     table = _split_update(tmp_path)
     packed = read_table(spark, str(table), native=True, with_row_id=True)
     assert "__acid_key" in _plan(packed)
-    monkeypatch.setattr(native, "_packed", lambda part: None)
+    monkeypatch.setattr(frame, "_packed", lambda part: None)
     three = read_table(spark, str(table), native=True, with_row_id=True)
     assert "__acid_key" not in _plan(three) and "__acid_block" in _plan(three)
     assert _rows(three) == _rows(packed)
@@ -134,6 +151,55 @@ def test_partitions_typed_escaped_and_null_are_literals_spark_prunes(spark, tmp_
     assert {unquote(f).split("/t/", 1)[1].split("/")[0] for f in one.inputFiles()} == \
         {"d=a%2Fb"}  # (inputFiles gives URIs)
     assert sorted(r.id for r in one.collect()) == [0, 2]
+
+
+ODD = ("struct<`my col`:int,`a{b}'c`:string,s:struct<`x y`:int,z:array<string>>,"
+       "m:map<string,int>,d:decimal(10,2),t:timestamp,dt:date>")
+
+
+def _odd_row(i: int) -> tuple:
+    return (i, f"v{i}", (i, [f"z{i}"]), {"k": i}, decimal.Decimal("1.25"),
+            datetime.datetime(2024, 1, 1, 0, 0, i), datetime.date(2024, 1, i + 1))
+
+
+def test_odd_names_nested_types_and_quoted_values_read_natively(spark, tmp_path):
+    """The plan is SQL text: names with spaces, quotes and braces, nested types and partition
+    values with quotes, backslashes and braces reach Spark as names and values."""
+    layout = {}
+    for part in ("k=it's", "k=a\\b{c}", "k=%7Bx%7D"):
+        layout.update(delta(f"{part}/delta_0000001_0000001_0000", acid(
+            [Event(INSERT, 1, 536870912, i, 1, _odd_row(i)) for i in range(3)], row_type=ODD)))
+        layout.update(delta(f"{part}/delete_delta_0000002_0000002_0000",
+                            _deletes(2, [(1, 536870912, 1)])))
+    table = build(tmp_path / "t", layout)
+    assert same_three_ways(spark, table, with_row_id=True) == 6
+    df = read_table(spark, str(table), native=True)
+    assert sorted(r.k for r in df.select("k").distinct().collect()) == [
+        "a\\b{c}", "it's", "{x}"]
+    assert df.columns[:2] == ["my col", "a{b}'c"]
+    assert sorted(r["x y"] for r in df.where("k = 'it''s'").select("s.`x y`").collect()) == [0, 2]
+
+
+def test_timestamps_fall_back_when_the_session_zone_is_not_the_jvms(spark, tmp_path):
+    """Spark's ORC reader reads Hive's wall-clock timestamps in the JVM's zone and the
+    DataFrame's TIMESTAMP_NTZ takes the session's: where they differ the source reads."""
+    from acidtool.spark import NotNative, read_table_and_why
+
+    layout = delta("delta_0000001_0000001_0000", acid(
+        [Event(INSERT, 1, 536870912, i, 1, _odd_row(i)) for i in range(3)], row_type=ODD))
+    table = build(tmp_path / "t", layout)
+    same = read_table(spark, str(table), native=True).select("t").collect()
+    zone = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone",
+                   "America/Lima" if zone != "America/Lima" else "Asia/Tokyo")
+    try:
+        df, why = read_table_and_why(spark, str(table))
+        assert why is not None and "time zone" in why and "timestamp" in why
+        assert sorted(df.select("t").collect()) == sorted(same)  # the source: wall clock
+        with pytest.raises(NotNative, match="time zone"):
+            read_table(spark, str(table), native=True)
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", zone)
 
 
 def _scans(df) -> list[tuple[list[str], str]]:

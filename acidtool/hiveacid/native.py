@@ -14,13 +14,13 @@ partition, the snapshot's files). Then each partition's rows are Spark's own ope
   first field: the rest of ``row`` is pruned when a query does not use it);
 * its delete deltas' events (operation 2, a currentTransaction the snapshot sees) are read
   the same way, ``row`` as an empty struct, made masks of 64 row ids each, broadcast and
-  joined (see ``_deletes``; docs/spark.md has the alternatives measured);
+  joined (see ``frame._deletes``; docs/spark.md has the alternatives measured);
 * its partition values are literals, so a filter on a partition column leaves the other
   partitions' scans out of the plan before any file is opened.
 
 An insert-only table's ORC files are the rows themselves: a scan per shape, nothing else.
 Hive 2.3's legacy layout (update and delete events beside the inserts, no delete deltas) is
-its merge as a window: of each row's events the latest wins (``_latest``).
+its merge as a window: of each row's events the latest wins (``frame._latest``).
 
 Layouts whose rows are not the files' events are read by the ``hiveacid`` source instead
 (``native_plan`` says which): original and LOAD DATA files (Hive numbers their synthetic
@@ -46,7 +46,7 @@ import pyarrow as pa
 
 from ..core.facts import event_ranges, footer_is_acid, row_shape
 from ..core.names import FLUSH_LENGTH_SUFFIX
-from ..core.snapshot import LONG_MAX, IdList
+from ..core.snapshot import IdList
 from ..table.read import PartitionReader, partition_values
 from ..table.readplan import ReadPlan, typed
 
@@ -87,6 +87,8 @@ class Part:
 # scan, masks and broadcast), the source's merge about 0.17 us a row over Spark's scan: past
 # about one mask in ten rows the source reads a table sooner.
 DELETES_PAST = 0.10
+# A delete step's mask covers this many bits of row ids (64; see frame.py)
+MASK_BITS = 6
 # A scan (and a delete scan) per partition: planning costs the driver about 0.1 s a partition.
 PARTITIONS_PAST = 200
 
@@ -168,16 +170,24 @@ def _part(r: PartitionReader, plan: ReadPlan) -> Part | str:
             return f"a file whose row has no columns ({rel})"
         statement = _statement(r, rel) if legacy else 0
         shapes.setdefault((tuple(names), types, statement), []).append(
-            r.part.location.url_of(rel))
+            _unglobbed(r.part.location.url_of(rel)))
     values = tuple((k, typed(v, plan.partition_types.get(k, pa.string())))
                    for k, v in partition_values(r.part.partition))
     scans = tuple(Scan(tuple(files), names, types, statement)
                   for (names, types, statement), files in shapes.items())
-    return Part(values, scans, tuple(r.part.location.url_of(rel) for rel in dels),
+    return Part(values, scans, tuple(_unglobbed(r.part.location.url_of(rel)) for rel in dels),
                 tuple(r.row_names) if r.row_names else None,
                 sum(getattr(footers[rel], "rows", 0) for rel in data),
                 sum(_masks(footers[rel]) for rel in dels), plain=r.snapshot.insert_only,
                 delete_ranges=_ranges([footers[rel] for rel in dels]), legacy=legacy)
+
+
+def _unglobbed(url: str) -> str:
+    """A file's URL as Spark's reader takes it literally: Spark globs a path with any of
+    ``{}[]*?\\`` (Hive escapes them in partition names, other writers may not)."""
+    for c in "\\{}[]*?":
+        url = url.replace(c, "\\" + c)
+    return url
 
 
 def _legacy_unfit(r: PartitionReader, buckets: dict) -> str | None:
@@ -226,7 +236,7 @@ def _ranges(footers: list) -> tuple[tuple[int, int], ...] | None:
 
 
 def _masks(footer) -> int:
-    """How many masks of 64 row ids (``_deletes``) a delete delta's file makes at most: one an
+    """How many masks of 64 row ids (``frame._deletes``) a delete delta's file makes at most: one an
     event, and no more than its row ids' span in 64s for each write id it names (by its
     statistics)."""
     if footer is None or not footer.rows:
@@ -234,7 +244,7 @@ def _masks(footer) -> int:
     writes, _, row_ids = _key_ranges(footer)
     if writes is None or row_ids is None:
         return footer.rows
-    blocks = (row_ids[1] >> _BITS) - (row_ids[0] >> _BITS) + 1
+    blocks = (row_ids[1] >> MASK_BITS) - (row_ids[0] >> MASK_BITS) + 1
     return min(footer.rows, blocks * (writes[1] - writes[0] + 1))
 
 
@@ -292,213 +302,3 @@ def _arrow_type(orc_type: str) -> pa.DataType:
     from ..io.arrowtypes import orc_type_to_arrow
 
     return orc_type_to_arrow(orc_type)
-
-
-# ------------------------------------------------------------------------------------------------
-# The DataFrame
-
-
-def to_frame(spark, plan: NativePlan):
-    """The DataFrame of the plan, built of Spark's own operators. (Expressions are SQL text:
-    one call into Spark's JVM each, where building them of Column objects costs one per
-    operator, a second per partition of a wide table.)"""
-    from pyspark.sql import functions as F
-    from pyspark.sql.pandas.types import from_arrow_schema
-
-    target = from_arrow_schema(plan.schema)
-    frames = []
-    for part in plan.parts:
-        rows = _union([_scan(spark, s, part, plan, target) for s in part.scans])
-        if part.legacy:
-            rows = _latest(rows)
-        if part.deletes:
-            rows = rows.join(F.broadcast(_deletes(spark, part, plan.ids)),
-                             _keys(part), "left_outer").where(_NOT_DELETED)
-        frames.append(rows.select(*_output(part, plan, target)))
-    if not frames:
-        return spark.createDataFrame([], target)
-    return _union(frames)
-
-
-def _latest(events):
-    """Hive 2.3's merge: of each row's events (by its ROW__ID) the one of the highest
-    currentTransaction, then statement id, wins; a row whose winner is a delete is gone."""
-    order = ("row_number() OVER (PARTITION BY __acid_writeid, __acid_bucket, __acid_rowid "
-             "ORDER BY __acid_current DESC, __acid_statement DESC) AS __acid_n")
-    return events.selectExpr("*", order).where("__acid_n = 1 AND __acid_op <> 2")
-
-
-def _union(frames: list):
-    """One DataFrame of many, unioned as a balanced tree (a plan thousands of partitions
-    deep would take Spark's analyser as long)."""
-    while len(frames) > 1:
-        frames = [a.union(b) if b is not None else a
-                  for a, b in zip(frames[::2], frames[1::2] + [None])]
-    return frames[0]
-
-
-def _event_schema(row):
-    from pyspark.sql.types import IntegerType, LongType, StructField, StructType
-
-    kinds = (IntegerType(), LongType(), IntegerType(), LongType(), LongType())
-    return StructType([StructField(n, t) for n, t in zip(EVENTS, kinds)]
-                      + [StructField("row", row)])
-
-
-def _q(name: str) -> str:
-    """A name quoted for Spark SQL."""
-    return "`" + name.replace("`", "``") + "`"
-
-
-def _always(column: str) -> str:
-    """A test that holds for every value, null or not, that Spark keeps: the column is read."""
-    return f"({column} IS NULL OR {column} IS NOT NULL)"
-
-
-def _events_filter(operation: int | None, ids: IdList, row: str) -> str:
-    """The events of one kind (None: of every kind) whose currentTransaction the snapshot sees
-    (isWriteIdValid: a null is not valid), each event column (and ``row`` by ``row``)
-    touched."""
-    test = [f"operation = {operation}" if operation is not None else _always("operation"),
-            "currentTransaction IS NOT NULL"]
-    if ids.high_watermark < LONG_MAX:
-        test.append(f"currentTransaction <= {ids.high_watermark}")
-    if ids.exceptions:
-        test.append(f"currentTransaction NOT IN ({', '.join(map(str, ids.exceptions))})")
-    test += [_always(name) for name in KEY] + [_always(row)]
-    return " AND ".join(test)
-
-
-def _scan(spark, scan: Scan, part: Part, plan: NativePlan, target):
-    from pyspark.sql import functions as F
-    from pyspark.sql.pandas.types import from_arrow_type
-    from pyspark.sql.types import StructField, StructType
-
-    row = StructType([StructField(n, from_arrow_type(t)) for n, t in zip(scan.names, scan.types)])
-    if part.plain:  # an insert-only table's files: the rows themselves, every one read
-        events, prefix, columns = spark.read.schema(row).orc(list(scan.files)), "", []
-    else:
-        events = spark.read.schema(_event_schema(row)).orc(list(scan.files))
-        events = events.where(_events_filter(None if part.legacy else 0, plan.ids,
-                                             f"row.{_q(scan.names[0])}"))
-        prefix = "row."
-        columns = [F.expr(f"{old} AS {new}") for old, new in KEY.items()]
-        if part.legacy:  # what the merge orders and judges by
-            columns += [F.expr("operation AS __acid_op"),
-                        F.expr("currentTransaction AS __acid_current"),
-                        F.expr(f"{scan.statement} AS __acid_statement")]
-        if part.deletes:
-            columns += [F.expr(c) for c in _key_columns(part, rows=True)]
-    # the file's row columns by the names the table gives them (by position when there are
-    # as many, as acidtool read does), each cast to the DataFrame's type
-    names = part.row_names if part.row_names and len(part.row_names) == len(scan.names) \
-        else scan.names
-    by_name = dict(zip(names, scan.names))
-    for field in _row_fields(plan, target):
-        value = F.expr(f"{prefix}{_q(by_name[field.name])}") if field.name in by_name \
-            else F.lit(None)
-        columns.append(value.cast(field.dataType).alias(field.name))
-    return events.select(*columns)
-
-
-def _row_fields(plan: NativePlan, target) -> list:
-    """The DataFrame's row columns (not the ROW__ID, not the partition columns)."""
-    skip = set(plan.partition_columns) | {"ROW__ID"}
-    return [f for f in target.fields if f.name not in skip]
-
-
-# The delete step: each delete event is a bit of a mask of 64 consecutive row ids of one
-# (originalTransaction, bucket); the masks, not the events, are broadcast and joined (left
-# outer, a row meeting at most one mask), and a row whose bit is set is left out. Hive's
-# writers number a delta's rows 0, 1, 2...: a DELETE of many rows of a write leaves several
-# bits a mask, and Spark's broadcast, which costs by the entry, costs that much less. Where
-# the delete files' statistics bound the three keys in 62 bits, the key is one bigint (a
-# row outside the bounds gets none: no delete names it), which Spark's hash join takes
-# fastest (LongHashedRelation). Measured with a delete event every tenth row (6.4 a mask):
-# 2.37x a plain read for an anti join of the events, 1.85x for the masks, 1.45-1.65x with
-# the one-bigint key.
-_BITS = 6
-_GROUP = ("__acid_writeid", "__acid_bucket", "__acid_block")
-_NOT_DELETED = (f"__acid_mask IS NULL OR (shiftright(__acid_mask, CAST(pmod(__acid_rowid, "
-                f"{1 << _BITS}) AS INT)) & 1) = 0")
-
-
-def _packed(part: Part) -> str | None:
-    """The one-bigint key of an event, as SQL over its columns (None: the statistics do not
-    bound the keys in 62 bits)."""
-    if part.delete_ranges is None:
-        return None
-    (w0, w1), (b0, b1), (r0, r1) = part.delete_ranges
-    k0, k1 = r0 >> _BITS, r1 >> _BITS
-    nb, nk = b1 - b0 + 1, k1 - k0 + 1
-    if (w1 - w0 + 1) * nb * nk >= 1 << 62:
-        return None
-    # (each expression once: Spark 4 makes a repeated one a column of its own, passing
-    # `row` whole beside it, and the scan would read all of `row`)
-    return (f"CASE WHEN originalTransaction >= {w0} AND originalTransaction <= {w1} AND "
-            f"bucket >= {b0} AND bucket <= {b1} AND rowId >= {k0 << _BITS} AND "
-            f"rowId <= {(k1 << _BITS) | ((1 << _BITS) - 1)} THEN ((originalTransaction - {w0})"
-            f" * {nb} + (CAST(bucket AS BIGINT) - {b0})) * {nk} + (shiftright(rowId, {_BITS})"
-            f" - {k0}) END")
-
-
-def _keys(part: Part) -> list[str]:
-    """The names of the columns the rows and the masks are joined on."""
-    return ["__acid_key"] if _packed(part) else list(_GROUP)
-
-
-def _key_columns(part: Part, rows: bool = False) -> list[str]:
-    """The join's key columns as SQL over an event's columns (for the ``rows`` side, those
-    its ``KEY`` columns are not already)."""
-    packed = _packed(part)
-    if packed:
-        return [f"{packed} AS __acid_key"]
-    ids = [] if rows else [f"originalTransaction AS {_GROUP[0]}", f"bucket AS {_GROUP[1]}"]
-    return ids + [f"shiftright(rowId, {_BITS}) AS {_GROUP[2]}"]
-
-
-def _deletes(spark, part: Part, ids: IdList):
-    """The delete events' masks: the key of 64 row ids of a (writeid, bucket), the mask of
-    its deleted row ids."""
-    from pyspark.sql import functions as F
-    from pyspark.sql.types import StructType
-
-    events = spark.read.schema(_event_schema(StructType([]))).orc(list(part.deletes))
-    keys = events.where(_events_filter(2, ids, "row")).selectExpr(
-        *_key_columns(part),
-        f"shiftleft(1L, CAST(pmod(rowId, {1 << _BITS}) AS INT)) AS __acid_bit")
-    return keys.groupBy(*_keys(part)).agg(F.expr("bit_or(__acid_bit) AS __acid_mask"))
-
-
-def _output(part: Part, plan: NativePlan, target) -> list:
-    from pyspark.sql import functions as F
-
-    values = dict(part.values)
-    # a column every row has, for a test that always holds (below)
-    fields = _row_fields(plan, target)
-    anchor = KEY["rowId"] if not part.plain else _q(fields[0].name) if fields else None
-    out = []
-    for field in target.fields:
-        if field.name == "ROW__ID":
-            value = "named_struct('writeid', {}, 'bucketid', {}, 'rowid', {})".format(
-                *KEY.values())
-        elif field.name in values:
-            value = _literal(values[field.name])
-        else:
-            out.append(F.col(_q(field.name)))  # (cast already)
-            continue
-        # a literal or a struct Spark makes is never null; the source's columns may be: the
-        # same schema through a CASE whose test always holds
-        column = F.expr(f"CASE WHEN {_always(anchor)} THEN {value} END" if anchor else value)
-        out.append(column.cast(field.dataType).alias(field.name))
-    return out
-
-
-def _literal(value: Any) -> str:
-    """A partition value as Spark SQL text (cast to the column's type after)."""
-    if value is None:
-        return "NULL"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    text = value.isoformat(sep=" ") if hasattr(value, "hour") else str(value)
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
