@@ -20,7 +20,10 @@ def session_unfit(spark, plan: NativePlan) -> str | None:
     if not any(_wall_clock(f.type) for f in plan.schema):
         return None
     session = spark.conf.get("spark.sql.session.timeZone")
-    jvm = spark.sparkContext._jvm.java.util.TimeZone.getDefault().getID()
+    try:
+        jvm = spark.sparkContext._jvm.java.util.TimeZone.getDefault().getID()
+    except Exception:  # (a Spark Connect session has no JVM of its own to ask)
+        return "timestamp columns, and this session does not say its JVM's time zone"
     if session == jvm:
         return None
     return (f"timestamp columns, and the session's time zone ({session}) is not the JVM's "
