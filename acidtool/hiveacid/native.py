@@ -38,7 +38,6 @@ ACID012): such a partition is read by the source (``_misplaced``).
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +46,7 @@ import pyarrow as pa
 from ..core.facts import event_ranges, footer_is_acid, row_shape
 from ..core.names import FLUSH_LENGTH_SUFFIX
 from ..core.snapshot import IdList
+from ..io.arrowtypes import orc_type_to_arrow
 from ..table.read import PartitionReader, partition_values
 from ..table.readplan import ReadPlan, typed
 
@@ -163,7 +163,7 @@ def _part(r: PartitionReader, plan: ReadPlan) -> Part | str:
         assert footer is not None
         names, orc_types = row_shape(footer)
         try:
-            types = tuple(_arrow_type(t) for t in orc_types)
+            types = tuple(orc_type_to_arrow(t) for t in orc_types)
         except Exception:  # a type acidtool's Arrow reading maps and this one does not
             return f"a row column type Spark's ORC reader is not asked for here ({rel})"
         if not names:
@@ -295,10 +295,3 @@ def _misplaced(r: PartitionReader, rel: str, footer) -> str | None:
         return (f"rows whose bucket property is not their file's bucket ({rel}): Hive "
                 "matches a delete delta's file to its bucket's data files")
     return None
-
-
-@functools.lru_cache(maxsize=None)
-def _arrow_type(orc_type: str) -> pa.DataType:
-    from ..io.arrowtypes import orc_type_to_arrow
-
-    return orc_type_to_arrow(orc_type)

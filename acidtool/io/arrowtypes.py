@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import pyarrow as pa
 
 from ..core.errors import UsageError
@@ -13,6 +15,7 @@ ORC_TO_ARROW = {
     "binary": pa.binary(), "date": pa.date32(), "timestamp": pa.timestamp("ns"),
 }
 
+@functools.lru_cache(maxsize=1024)  # (a table's files spell the same few types)
 def orc_type_to_arrow(text: str) -> pa.DataType:
     t = normalize(text)
     if t in ORC_TO_ARROW:

@@ -19,6 +19,7 @@ from typing import Any, Iterator, Sequence
 import pyarrow as pa
 
 from ..core.errors import AcidToolError, UsageError
+from ..io.arrowtypes import orc_type_to_arrow
 from ..io.orc import ACID_COLUMNS
 from .options import ReadOptions
 from .read import PartitionReader, partition_values
@@ -64,7 +65,7 @@ def plan_read(options: ReadOptions, *, with_schema: bool = True) -> ReadPlan:
             raise UsageError(f"hiveacid: option partitions: no partition {unknown[0]!r} in "
                              f"{o.path} (it has {', '.join(sorted(have)[:5]) or 'none'})")
         readers = [r for r in readers if r.part.partition in o.partitions]
-    types = {name: _arrow_type(hive) for name, hive in snap.partition_keys}
+    types = {name: orc_type_to_arrow(hive) for name, hive in snap.partition_keys}
     schema = output_schema(readers, insert_only) if with_schema else pa.schema([])
     schema = pa.schema([pa.field(f.name, types[f.name]) if f.name in types else f
                         for f in schema])
@@ -74,12 +75,6 @@ def plan_read(options: ReadOptions, *, with_schema: bool = True) -> ReadPlan:
                        for k, v in partition_values(r.part.partition))
         units.extend(Unit(r, unit, values) for unit in r.units())
     return ReadPlan(o, schema, units, types)
-
-
-def _arrow_type(hive_type: str) -> pa.DataType:
-    from ..io.arrowtypes import orc_type_to_arrow
-
-    return orc_type_to_arrow(hive_type)
 
 
 def typed(value: str, t: pa.DataType) -> Any:
