@@ -168,7 +168,7 @@ def _part(r: PartitionReader, plan: ReadPlan) -> Part | str:
             return f"a row column type Spark's ORC reader is not asked for here ({rel})"
         if not names:
             return f"a file whose row has no columns ({rel})"
-        statement = _statement(r, rel) if legacy else 0
+        statement = r.statement_of(rel.split("/", 1)[0]) if legacy else 0
         shapes.setdefault((tuple(names), types, statement), []).append(
             _unglobbed(r.part.location.url_of(rel)))
     values = tuple((k, typed(v, plan.partition_types.get(k, pa.string())))
@@ -205,12 +205,6 @@ def _legacy_unfit(r: PartitionReader, buckets: dict) -> str | None:
                     return f"Hive 2.3's legacy layout with two base files of bucket {bucket}"
                 seen.add(bucket)
     return None
-
-
-def _statement(r: PartitionReader, rel: str) -> int:
-    """The statement id of a file's directory (Hive 2.3's merge breaks ties by it)."""
-    parsed = r.state.entry(rel.split("/", 1)[0]).parsed
-    return max(parsed.statement_id, 0) if parsed is not None else 0
 
 
 def _key_ranges(footer) -> tuple[tuple[int, int] | None, ...]:

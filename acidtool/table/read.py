@@ -537,14 +537,15 @@ class PartitionReader:
             (deltas if in_delta else anchors).setdefault(f.bucket, []).append(f)
         return anchors, deltas
 
+    def statement_of(self, directory: str | None) -> int:
+        """The statement id of a delta directory (0: none; Hive 2.3 breaks ties by it)."""
+        parsed = self.state.entry(directory).parsed if directory is not None else None
+        return max(parsed.statement_id, 0) if parsed is not None else 0
+
     def _legacy_split(self, files: list[_File]) -> Iterator[pa.Table]:
         parts = []
         for f in files:
-            stmt = 0
-            entry = f.directory
-            if entry is not None:
-                parsed = self.state.entry(entry).parsed
-                stmt = max(parsed.statement_id, 0) if parsed is not None else 0
+            stmt = self.statement_of(f.directory)
             for batch in self._acid_batches(f):
                 t = pa.Table.from_batches([batch])
                 parts.append(t.append_column("__stmt", pa.array([stmt] * t.num_rows, pa.int32())))
