@@ -373,3 +373,13 @@ def test_quoted_field_names_keep_their_spaces_and_case_through_the_type_string(t
     expected = paorc.ORCFile(str(path)).schema
     assert [n for n, _ in struct_fields(text)] == expected.names
     assert orc_type_to_arrow(text) == pa.struct(list(expected))
+
+
+def test_types_compare_without_case_or_spaces_while_parsing_keeps_the_names():
+    """Comparing a file's row types with --schema or with other files ignores case and
+    whitespace, quoted names too (Hive's names are case-insensitive); parsing a type keeps a
+    quoted name as the file has it (Spark matches a nested field by its name)."""
+    from acidtool.core.orctypes import canonical, normalize
+
+    assert normalize("struct<`My Col`:INT>") == normalize("struct< `my col` : int >")
+    assert canonical("STRUCT< `My Col` : INT >") == "struct<`My Col`:int>"

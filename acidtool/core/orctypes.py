@@ -30,7 +30,14 @@ def _split_top(text: str, sep: str = ",") -> list[str]:
 
 
 def normalize(type_text: str) -> str:
-    """A type string without whitespace and in lower case, but for backquoted names."""
+    """A type string to compare: no whitespace, all lower case (Hive's names are
+    case-insensitive), quoted names too."""
+    return "".join(type_text.split()).lower()
+
+
+def canonical(type_text: str) -> str:
+    """A type string to parse: no whitespace and lower case but for backquoted names, which
+    keep their spaces and case (a file's nested fields are named as written)."""
     return _squeeze(type_text, lower=True)
 
 
@@ -78,5 +85,5 @@ def struct_fields(type_text: str) -> list[tuple[str, str]]:
             rest = ":" + rest
         if not rest.startswith(":") or len(rest) < 2:
             raise TypeStringError(f"field {part!r} in {type_text!r} has no type")
-        out.append((name, normalize(rest[1:])))
+        out.append((name, canonical(rest[1:])))
     return out

@@ -7,7 +7,7 @@ import functools
 import pyarrow as pa
 
 from ..core.errors import UsageError
-from ..core.orctypes import normalize, struct_fields
+from ..core.orctypes import canonical, struct_fields
 
 ORC_TO_ARROW = {
     "boolean": pa.bool_(), "tinyint": pa.int8(), "smallint": pa.int16(), "int": pa.int32(),
@@ -17,7 +17,7 @@ ORC_TO_ARROW = {
 
 @functools.lru_cache(maxsize=1024)  # (a table's files spell the same few types)
 def orc_type_to_arrow(text: str) -> pa.DataType:
-    t = normalize(text)
+    t = canonical(text)
     if t in ORC_TO_ARROW:
         return ORC_TO_ARROW[t]
     if t.startswith(("varchar(", "char(")):
