@@ -166,3 +166,26 @@ def test_read_equals_hive_after_hive_compaction(hive, tmp_path, kind, made):
             hive.read(str(table), "2:9223372036854775807:", buckets=2)
         result = run("read", table, "--hive-version", "2", "--txns", "2:9223372036854775807:")
         assert result.code == 1 and "Not enough history" in result.err
+
+
+@pytest.mark.parametrize("native", [True, False], ids=["spark-plan", "source"])
+@pytest.mark.parametrize("which,txns", [
+    ("split", "10:9223372036854775807:"), ("split", "10:4:4"), ("split", "10:3:3:4"),
+    ("legacy", "10:9223372036854775807:"), ("legacy", "10:2:2"), ("legacy", "10:3:3"),
+])
+def test_spark_reads_hive23s_tables_as_hive23_does(hive, split_table, legacy_table, spark,
+                                                   which, txns, native):
+    """acidtool.spark.read_table, by Spark's own plan (the legacy layout's window included)
+    and by the source: Hive 2.3's rows and ROW__IDs."""
+    from acidtool.spark import read_table
+
+    table = split_table if which == "split" else legacy_table
+    expected = hive.read(str(table), txns, buckets=2 if which == "split" else 1,
+                         split_update=which == "split")
+    assert expected
+    df = read_table(spark, str(table), txns=txns, hive_version=2, with_row_id=True,
+                    native=native)
+    got = sorted(((r.ROW__ID.writeid, r.ROW__ID.bucketid, r.ROW__ID.rowid),
+                  [None if v is None else str(v) for v in (r.id, r.name)])
+                 for r in df.collect())
+    assert got == expected
