@@ -166,16 +166,23 @@ def test_odd_names_nested_types_and_quoted_values_read_natively(spark, tmp_path)
     """The plan is SQL text: names with spaces, quotes and braces, nested types and partition
     values with quotes, backslashes and braces reach Spark as names and values."""
     layout = {}
-    for part in ("k=it's", "k=a\\b{c}", "k=%7Bx%7D"):
+    for part in ("k=it's", "k=a\\b{c}", "k=%7Bx%7D", "k=$%7Benv%3AHOME}"):
         layout.update(delta(f"{part}/delta_0000001_0000001_0000", acid(
             [Event(INSERT, 1, 536870912, i, 1, _odd_row(i)) for i in range(3)], row_type=ODD)))
         layout.update(delta(f"{part}/delete_delta_0000002_0000002_0000",
                             _deletes(2, [(1, 536870912, 1)])))
     table = build(tmp_path / "t", layout)
-    assert same_three_ways(spark, table, with_row_id=True) == 6
+    assert same_three_ways(spark, table, with_row_id=True) == 8
     df = read_table(spark, str(table), native=True)
-    assert sorted(r.k for r in df.select("k").distinct().collect()) == [
-        "a\\b{c}", "it's", "{x}"]
+    values = ["${env:HOME}", "a\\b{c}", "it's", "{x}"]
+    assert sorted(r.k for r in df.select("k").distinct().collect()) == values
+    escaping = spark.conf.get("spark.sql.parser.escapedStringLiterals")
+    spark.conf.set("spark.sql.parser.escapedStringLiterals", "true")  # the values alike
+    try:
+        assert sorted(r.k for r in read_table(spark, str(table), native=True).select(
+            "k").distinct().collect()) == values
+    finally:
+        spark.conf.set("spark.sql.parser.escapedStringLiterals", escaping)
     assert df.columns[:2] == ["my col", "a{b}'c"]
     assert sorted(r["x y"] for r in df.where("k = 'it''s'").select("s.`x y`").collect()) == [0, 2]
 

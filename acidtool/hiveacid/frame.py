@@ -298,4 +298,7 @@ def _literal(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     text = value.isoformat(sep=" ") if hasattr(value, "hour") else str(value)
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    if any(c in text for c in "'\\$"):  # as bytes: whatever the session's escaping, and
+        # no ${...} for Spark's variable substitution to replace
+        return f"CAST(X'{text.encode().hex()}' AS STRING)"
+    return f"'{text}'"
