@@ -383,3 +383,19 @@ def test_types_compare_without_case_or_spaces_while_parsing_keeps_the_names():
 
     assert normalize("struct<`My Col`:INT>") == normalize("struct< `my col` : int >")
     assert canonical("STRUCT< `My Col` : INT >") == "struct<`My Col`:int>"
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("map<string,struct<`a>b`:int,`c,d`:string>>",
+     pa.map_(pa.string(), pa.struct([("a>b", pa.int32()), ("c,d", pa.string())]))),
+    ("map<struct<`a>b`:int>,string>",
+     pa.map_(pa.struct([("a>b", pa.int32())]), pa.string())),
+    ("map<string, decimal(10,2)>", pa.map_(pa.string(), pa.decimal128(10, 2))),
+])
+def test_a_maps_key_and_value_split_outside_quoted_names(text, expected):
+    """The map's two types split at its one top-level comma, as a struct's fields do: a
+    quoted name's comma or bracket is the name's (writers ORC's Java reader accepts may
+    quote names pyorc cannot write, so the type string alone is tested)."""
+    from acidtool.io.arrowtypes import orc_type_to_arrow
+
+    assert orc_type_to_arrow(text) == expected

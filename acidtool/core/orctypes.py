@@ -7,7 +7,8 @@ class TypeStringError(ValueError):
     pass
 
 
-def _split_top(text: str, sep: str = ",") -> list[str]:
+def split_top(text: str, sep: str = ",") -> list[str]:
+    """``text`` split at each ``sep`` outside brackets and backquoted names."""
     parts, depth, start, quoted = [], 0, 0, False
     for i, ch in enumerate(text):
         if ch == "`":
@@ -77,7 +78,7 @@ def struct_fields(type_text: str) -> list[tuple[str, str]]:
     if not inner:
         return []
     out = []
-    for part in _split_top(inner):
+    for part in split_top(inner):
         if part.startswith("`"):
             name, rest = _quoted_name(part)
         else:

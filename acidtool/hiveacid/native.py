@@ -230,9 +230,9 @@ def _ranges(footers: list) -> tuple[tuple[int, int], ...] | None:
 
 
 def _masks(footer) -> int:
-    """How many masks of 64 row ids (``frame._deletes``) a delete delta's file makes at most: one an
-    event, and no more than its row ids' span in 64s for each write id it names (by its
-    statistics)."""
+    """How many masks of 64 row ids (``frame._deletes``) a delete delta's file makes at most:
+    one an event, and no more than its row ids' span in 64s for each write id it names (by
+    its statistics)."""
     if footer is None or not footer.rows:
         return 0
     writes, _, row_ids = _key_ranges(footer)

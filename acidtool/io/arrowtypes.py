@@ -7,7 +7,7 @@ import functools
 import pyarrow as pa
 
 from ..core.errors import UsageError
-from ..core.orctypes import canonical, struct_fields
+from ..core.orctypes import TypeStringError, canonical, split_top, struct_fields
 
 ORC_TO_ARROW = {
     "boolean": pa.bool_(), "tinyint": pa.int8(), "smallint": pa.int16(), "int": pa.int32(),
@@ -30,11 +30,10 @@ def orc_type_to_arrow(text: str) -> pa.DataType:
     if t.startswith("struct<"):
         return pa.struct([pa.field(n, orc_type_to_arrow(ft)) for n, ft in struct_fields(t)])
     if t.startswith("map<"):
-        inner = t[len("map<"):-1]
-        depth = 0
-        for i, ch in enumerate(inner):
-            depth += ch in "<("
-            depth -= ch in ">)"
-            if ch == "," and depth == 0:
-                return pa.map_(orc_type_to_arrow(inner[:i]), orc_type_to_arrow(inner[i + 1:]))
+        try:
+            key, value = split_top(t[len("map<"):-1])
+        except (TypeStringError, ValueError):  # unbalanced, or not two types
+            pass
+        else:
+            return pa.map_(orc_type_to_arrow(key), orc_type_to_arrow(value))
     raise UsageError(f"unsupported column type {text!r}")
