@@ -160,3 +160,26 @@ def test_no_stale_derby_log_is_committed():
         pytest.skip("not a git checkout")
     assert tracked.stdout == ""
     assert "derby.log" in (ROOT / ".gitignore").read_text()
+
+
+@pytest.mark.parametrize("signalled,status", [(KeyboardInterrupt, 130), ("terminated", 143)])
+def test_a_signal_python_wraps_while_creating_a_class_is_still_one_line(tmp_path, monkeypatch,
+                                                                        signalled, status):
+    """A SIGINT or SIGTERM that lands while Python creates a class (a dataclass of a module a
+    command imports late) reaches acidtool inside the RuntimeError Python 3.11 raises for
+    __set_name__: still an interruption, one line and 130 or 143, not an internal error."""
+    import acidtool.cli.main as cli
+    from acidtool.core.errors import Terminated
+
+    raised = Terminated if signalled == "terminated" else signalled
+
+    class Starting:
+        def main(self, **kwargs):
+            try:
+                raise raised()
+            except KeyboardInterrupt as exc:
+                raise RuntimeError("Error calling __set_name__ on 'Field' instance") from exc
+
+    monkeypatch.setattr(cli, "command", lambda: Starting())
+    out = run("ls", tmp_path)
+    assert (out.code, out.err) == (status, "acidtool: interrupted\n")

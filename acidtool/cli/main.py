@@ -84,14 +84,35 @@ def _run(args: list[str], traceback: bool):
         note(f"error: {where}{exc.strerror or exc}")
         status = ExitStatus.USAGE
     except (KeyboardInterrupt, typer.Abort) as exc:
-        note("interrupted")
-        status = 128 + (signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT)
+        status = _interrupted_status(exc)
     except Exception as exc:  # noqa: BLE001 - the one place that turns bugs into one line
+        signalled = _interruption(exc)
+        if signalled is not None:
+            return _interrupted_status(signalled)
         _print_traceback(traceback)
         note(f"internal error: {type(exc).__name__}: {exc} "
                     "(run again with --traceback and report it)")
         status = ExitStatus.INTERNAL
     return status
+
+
+def _interrupted_status(exc: BaseException) -> int:
+    """One line, and the status of the signal that stopped the command."""
+    note("interrupted")
+    return 128 + (signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT)
+
+
+def _interruption(exc: BaseException) -> KeyboardInterrupt | None:
+    """The SIGINT or SIGTERM an error was raised from: Python wraps one that lands while it
+    creates a class (a command's module imported late) in a RuntimeError of its own."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return cause
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return None
 
 
 def _print_traceback(wanted: bool) -> None:
