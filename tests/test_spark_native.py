@@ -36,6 +36,17 @@ def _plan(df) -> str:
     return df._jdf.queryExecution().executedPlan().toString()
 
 
+@pytest.fixture(params=["anti", "masks"])
+def step(request, monkeypatch):
+    """Each delete step of the plan: the anti join of the events (the default for a
+    partition of up to ANTI_PAST delete events: every table here) and the masks."""
+    from acidtool.hiveacid import frame
+
+    if request.param == "masks":
+        monkeypatch.setattr(frame, "ANTI_PAST", -1)
+    return request.param
+
+
 def _rows(df) -> list[str]:
     return sorted(json.dumps(r.asDict(recursive=True), sort_keys=True, default=str)
                   for r in df.collect())
@@ -114,27 +125,34 @@ def _split_update(tmp_path):
     {"write_ids": "db.t:3:2:2:"},  # 2 open: delta 2 and its delete unseen
     {"write_ids": "db.t:2:9223372036854775807::"},  # before the deletes and updates
 ], ids=["all", "row-id", "columns", "4-open", "2-open", "before-3"])
-def test_split_update_layouts_read_natively_as_acidtool_does(spark, tmp_path, kw):
+def test_split_update_layouts_read_natively_as_acidtool_does(spark, tmp_path, kw, step):
     table = _split_update(tmp_path)
     assert same_three_ways(spark, table, **kw) > 0
 
 
-def test_without_statistics_the_masks_are_joined_on_three_keys(spark, tmp_path, monkeypatch):
+def test_without_statistics_the_deletes_are_joined_on_three_keys(spark, tmp_path, monkeypatch,
+                                                                 step):
     """The one-bigint key needs the delete files' statistics; without, (writeid, bucket,
-    block) are the join's keys, with the same rows."""
+    block) are the masks' keys and (writeid, bucket, row id) the events', with the same
+    rows."""
     from acidtool.hiveacid import frame
 
     table = _split_update(tmp_path)
     packed = read_table(spark, str(table), native=True, with_row_id=True)
-    assert "__acid_key" in _plan(packed)
-    monkeypatch.setattr(frame, "_packed", lambda part: None)
+    plan = _plan(packed)
+    assert "__acid_key" in plan
+    assert ("LeftAnti" in plan) == (step == "anti") and ("__acid_mask" in plan) == (
+        step == "masks"), plan
+    monkeypatch.setattr(frame, "_packed", lambda part, bits=0: None)
     three = read_table(spark, str(table), native=True, with_row_id=True)
-    assert "__acid_key" not in _plan(three) and "__acid_block" in _plan(three)
+    plan = _plan(three)
+    assert "__acid_key" not in plan
+    assert ("__acid_block" in plan) == (step == "masks"), plan
     assert _rows(three) == _rows(packed)
     assert same_three_ways(spark, table, with_row_id=True) == len(_rows(packed))
 
 
-def test_partitions_typed_escaped_and_null_are_literals_spark_prunes(spark, tmp_path):
+def test_partitions_typed_escaped_and_null_are_literals_spark_prunes(spark, tmp_path, step):
     layout = {}
     for part in ("d=2024-01-01", "d=a%2Fb", "d=__HIVE_DEFAULT_PARTITION__"):
         layout.update(delta(f"{part}/delta_0000001_0000001_0000", acid(events(1, n=3))))
@@ -364,11 +382,20 @@ def _histories(draw):
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
-@given(_histories())
-def test_random_histories_read_natively_as_acidtool_does(spark, tmp_path_factory, history):
+@given(_histories(), st.sampled_from([None, -1]))
+def test_random_histories_read_natively_as_acidtool_does(spark, tmp_path_factory, history,
+                                                         anti_past):
+    """(``anti_past`` -1: every delete step is masks)"""
+    from acidtool.hiveacid import frame
+
     layout, write_ids = history
     table = build(tmp_path_factory.mktemp("h") / "t", layout)
-    same_three_ways(spark, table, write_ids=write_ids, with_row_id=True)
+    default, frame.ANTI_PAST = frame.ANTI_PAST, anti_past if anti_past is not None \
+        else frame.ANTI_PAST
+    try:
+        same_three_ways(spark, table, write_ids=write_ids, with_row_id=True)
+    finally:
+        frame.ANTI_PAST = default
 
 
 def test_the_default_takes_the_source_where_it_reads_sooner(spark, tmp_path, monkeypatch):

@@ -75,6 +75,7 @@ class Part:
     row_names: tuple[str, ...] | None  # the names the table gives the row columns
     rows: int = 0
     delete_masks: int = 0
+    delete_events: int = 0  # its delete deltas' events (their footers' counts)
     plain: bool = False  # an insert-only table's: rows, not events
     legacy: bool = False  # Hive 2.3's layout without split-update: a row's latest event wins
     # (min, max) of the delete events' originalTransaction, bucket and rowId, by the files'
@@ -89,6 +90,11 @@ class Part:
 DELETES_PAST = 0.10
 # A delete step's mask covers this many bits of row ids (64; see frame.py)
 MASK_BITS = 6
+# Measured (benchmarks/bench_spark_read.py): the masks' aggregation is a stage of its own, about
+# 0.2 s a partition whatever its size; an anti join of the events themselves has none, and its
+# broadcast costs about 1.2 us an event more. Up to this many delete events a partition, its
+# delete step is the anti join (frame.py).
+ANTI_PAST = 200_000
 # A scan (and a delete scan) per partition: planning costs the driver about 0.1 s a partition.
 PARTITIONS_PAST = 200
 
@@ -178,7 +184,8 @@ def _part(r: PartitionReader, plan: ReadPlan) -> Part | str:
     return Part(values, scans, tuple(_unglobbed(r.part.location.url_of(rel)) for rel in dels),
                 tuple(r.row_names) if r.row_names else None,
                 sum(getattr(footers[rel], "rows", 0) for rel in data),
-                sum(_masks(footers[rel]) for rel in dels), plain=r.snapshot.insert_only,
+                sum(_masks(footers[rel]) for rel in dels),
+                sum(getattr(footers[rel], "rows", 0) for rel in dels), plain=r.snapshot.insert_only,
                 delete_ranges=_ranges([footers[rel] for rel in dels]), legacy=legacy)
 
 
