@@ -13,6 +13,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 import pyarrow as pa
+import pyarrow.orc as paorc
 import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -166,9 +167,16 @@ def test_partitions_typed_escaped_and_null_are_literals_spark_prunes(spark, tmp_
     one = df.where("d = 'a/b'")
     plan = _plan(one)
     assert plan.count("FileScan orc") == 2, plan  # its data and its deletes, no other
-    assert {unquote(f).split("/t/", 1)[1].split("/")[0] for f in one.inputFiles()} == \
-        {"d=a%2Fb"}  # (inputFiles gives URIs)
+    # the partitions share Spark's relations (one of data files, one of delete deltas), each
+    # reading its own files by _metadata.file_path: the other partitions' files are never
+    # opened, so garbage in them changes nothing
+    assert len({unquote(f).split("/t/", 1)[1].split("/")[0] for f in one.inputFiles()}) == 3
+    for f in table.rglob("bucket_*"):
+        if "d=a%2Fb" not in str(f):
+            f.write_bytes(b"not ORC at all" * 100)
     assert sorted(r.id for r in one.collect()) == [0, 2]
+    with pytest.raises(Exception, match="(?i)orc|malformed|read"):
+        df.collect()
 
 
 ODD = ("struct<`my col`:int,`a{b}'c`:string,s:struct<`x y`:int,z:array<string>>,"
@@ -492,5 +500,28 @@ def _read_through(metastore, spark, location: Path, name: str, ids: list[int]) -
     assert sorted({r.ROW__ID.writeid for r in native.collect()}) == [ids[0], ids[2]]
     assert native.count() == 2 * (3 + 3 - 1)
     one = native.where("day = 2")
-    assert {unquote(f).rsplit("/", 3)[1] for f in one.inputFiles()} == {"day=2"}
+    for f in (location / "day=1").rglob("bucket_*"):  # (never opened: garbage changes nothing)
+        f.write_bytes(b"not ORC" * 100)
     assert one.count() == 5
+
+
+_NAME_CHARS = "ab %{}[]*?\\#'\"=@+,;$&^|<>`~!()é中\u00a0\u2003\u0085"
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.text(_NAME_CHARS, min_size=1, max_size=6).filter(
+    lambda n: n not in (".", "..") and not n.startswith(("_", "."))), min_size=1, max_size=2))
+def test_file_path_strings_are_sparks_own(spark, tmp_path_factory, names):
+    """A partition reads its files of a shared relation by _metadata.file_path, so acidtool's
+    string for a file must be Spark's, character for character (a string Spark does not give
+    would leave the file's rows out): checked against Spark on names of every kind of
+    character, as inputFiles() is."""
+    from acidtool.hiveacid.sparkpaths import file_path, input_file, unglobbed
+
+    path = tmp_path_factory.mktemp("p").joinpath(*names, "bucket_00000")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    paorc.write_table(pa.table({"a": [1, 2]}), str(path))
+    frame = spark.read.orc([unglobbed(str(path))])
+    got = {r.f for r in frame.selectExpr("a", "_metadata.file_path AS f").collect()}
+    assert got == {file_path(str(path))}
+    assert frame.inputFiles() == [input_file(str(path))]

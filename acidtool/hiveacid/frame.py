@@ -65,39 +65,107 @@ def to_frame(spark, plan: NativePlan):
     of each scan. (Spark analyses a DataFrame at each step, and each step and each expression
     is a call into its JVM: built step by step, a table of ten partitions took a second to
     plan, and its analysis grew with the plan; one statement is analysed once.)"""
-    import uuid
-
     from pyspark.sql.pandas.types import from_arrow_schema
 
     target = from_arrow_schema(plan.schema)
     if not plan.parts:
         return spark.createDataFrame([], target)
-    views: list[tuple[str, Any]] = []
-
-    def view(frame) -> str:
-        views.append((f"__acid_scan_{uuid.uuid4().hex}", frame))
-        return views[-1][0]
-
-    statement = _union([_part_sql(spark, part, plan, target, view) for part in plan.parts])
+    scans = _Scans(spark)
+    statement = _union([_part_sql(part, plan, target, scans) for part in plan.parts])
     try:
-        for name, frame in views:
-            frame.createOrReplaceTempView(name)
-        return spark.sql(statement)
+        return spark.sql(scans.made(statement))
     finally:  # (the DataFrame holds the views' plans, not their names)
-        for name, _ in views:
-            spark.catalog.dropTempView(name)
+        scans.drop()
 
 
-def _part_sql(spark, part: Part, plan: NativePlan, target, view) -> str:
+class _Scans:
+    """The ORC scans a statement reads, asked for while it is written (``scan``: a name to
+    read FROM) and made after (``made``) as few of Spark's relations as may be.
+
+    Each relation costs the driver about 17 ms (Spark's reader resolves its files), two a
+    partition. So the scans of one schema (the data files of one shape, or delete deltas) are
+    one relation for many partitions, up to Spark's parallelPartitionDiscovery.threshold files
+    (past it, Spark lists a relation's files with a job of its own, 0.46 s for 40). Each
+    partition reads its own files of it by ``_metadata.file_path``: a filter on that column
+    prunes the files before one is opened, and a filter on a partition column still leaves
+    the other partitions' branches, and so their files, unread. The file path strings are
+    ``sparkpaths.file_path``'s; where ``inputFiles()`` does not give the relation's files as
+    ``sparkpaths`` says it would (a URL Spark qualifies by its own lights), each partition's
+    scan is a relation of its own, as where the shapes have a column named ``_metadata``."""
+
+    def __init__(self, spark):
+        self.spark = spark
+        self.asked: dict[str, tuple[Any, tuple[str, ...]]] = {}  # token: (schema, files)
+        self.views: list[str] = []
+
+    def __call__(self, schema, files) -> str:
+        import uuid
+
+        token = f"__acid_ask_{uuid.uuid4().hex}"
+        self.asked[token] = (schema, tuple(files))
+        return token
+
+    def made(self, statement: str) -> str:
+        """The statement, each scan's token replaced by the view (or the SELECT of a view)
+        it reads."""
+        limit = int(self.spark.conf.get(
+            "spark.sql.sources.parallelPartitionDiscovery.threshold", "32"))
+        shapes: dict[str, list[str]] = {}
+        for token, (schema, _) in self.asked.items():
+            shapes.setdefault(schema.json(), []).append(token)
+        for tokens in shapes.values():
+            group: list[str] = []
+            for token in tokens:
+                if group and sum(len(self.asked[t][1]) for t in group + [token]) > limit:
+                    statement = self._relation(group, statement)
+                    group = []
+                group.append(token)
+            statement = self._relation(group, statement)
+        return statement
+
+    def _relation(self, tokens: list[str], statement: str) -> str:
+        from .sparkpaths import file_path, input_file, unglobbed
+
+        schema = self.asked[tokens[0]][0]
+        files = [f for t in tokens for f in self.asked[t][1]]
+        paths = {f: file_path(f) for f in files}
+        shared = len(tokens) > 1 and None not in paths.values() and \
+            "_metadata" not in {f.name.lower() for f in schema.fields}
+        frame = self.spark.read.schema(schema).orc([unglobbed(f) for f in files])
+        if shared:
+            frame = frame.selectExpr("*", "_metadata.file_path AS __acid_file")
+            shared = set(frame.inputFiles()) == {input_file(f) for f in files}
+        if len(tokens) > 1 and not shared:
+            for token in tokens:
+                statement = self._relation([token], statement)
+            return statement
+        view = f"__acid_scan_{tokens[0][11:]}"
+        frame.createOrReplaceTempView(view)
+        self.views.append(view)
+        for token in tokens:
+            if shared:
+                names = ", ".join(_literal(paths[f]) for f in self.asked[token][1])
+                statement = statement.replace(
+                    token, f"(SELECT * FROM {view} WHERE __acid_file IN ({names}))")
+            else:
+                statement = statement.replace(token, view)
+        return statement
+
+    def drop(self) -> None:
+        for view in self.views:
+            self.spark.catalog.dropTempView(view)
+
+
+def _part_sql(part: Part, plan: NativePlan, target, scans: _Scans) -> str:
     """One partition's rows as a SELECT of the DataFrame's columns."""
-    rows = _union([_scan_sql(spark, s, part, plan, target, view) for s in part.scans])
+    rows = _union([_scan_sql(s, part, plan, target, scans) for s in part.scans])
     if part.legacy:
         rows = _latest(rows)
     output = ", ".join(_output(part, plan, target))
     if not part.deletes:
         return f"SELECT {output} FROM ({rows})"
     keys = ", ".join(_keys(part))
-    deletes = _deletes(spark, part, plan.ids, view)
+    deletes = _deletes(part, plan.ids, scans)
     if _anti(part):
         return (f"SELECT /*+ BROADCAST(__acid_dead) */ {output} FROM ({rows}) LEFT ANTI JOIN "
                 f"({deletes}) AS __acid_dead USING ({keys})")
@@ -169,7 +237,7 @@ def _events_filter(operation: int | None, ids: IdList, row: str) -> str:
     return " AND ".join(test)
 
 
-def _scan_sql(spark, scan: Scan, part: Part, plan: NativePlan, target, view) -> str:
+def _scan_sql(scan: Scan, part: Part, plan: NativePlan, target, scans: _Scans) -> str:
     """A scan's rows as a SELECT: the row columns cast to the DataFrame's types, and (of ACID
     events) the ROW__ID's columns and the join's keys."""
     from pyspark.sql.pandas.types import from_arrow_type
@@ -178,10 +246,10 @@ def _scan_sql(spark, scan: Scan, part: Part, plan: NativePlan, target, view) -> 
     row = StructType([StructField(n, _as_read(from_arrow_type(t)))
                       for n, t in zip(scan.names, scan.types)])
     if part.plain:  # an insert-only table's files: the rows themselves, every one read
-        source, prefix, columns, where = view(spark.read.schema(row).orc(list(scan.files))), \
+        source, prefix, columns, where = scans(row, scan.files), \
             "", [], ""
     else:
-        source = view(spark.read.schema(_event_schema(row)).orc(list(scan.files)))
+        source = scans(_event_schema(row), scan.files)
         where = " WHERE " + _events_filter(None if part.legacy else 0, plan.ids,
                                            f"row.{_q(scan.names[0])}")
         prefix = "row."
@@ -276,12 +344,12 @@ def _key_columns(part: Part, rows: bool = False) -> list[str]:
     return ids + [f"shiftright(rowId, {_BITS}) AS {_GROUP[2]}"]
 
 
-def _deletes(spark, part: Part, ids: IdList, view) -> str:
+def _deletes(part: Part, ids: IdList, scans: _Scans) -> str:
     """The delete events as a SELECT of the join's keys: of each event (the anti join), or of
     each mask of 64 row ids of a (writeid, bucket), with the mask of its deleted row ids."""
     from pyspark.sql.types import StructType
 
-    events = view(spark.read.schema(_event_schema(StructType([]))).orc(list(part.deletes)))
+    events = scans(_event_schema(StructType([])), part.deletes)
     keys = ", ".join(_keys(part))
     where = _events_filter(2, ids, "row")
     if _anti(part):

@@ -61,7 +61,7 @@ KEY = {"originalTransaction": "__acid_writeid", "bucket": "__acid_bucket",
 class Scan:
     """Data files of one partition whose row columns have the same names and types."""
 
-    files: tuple[str, ...]  # as Spark reads them (URLs)
+    files: tuple[str, ...]  # their URLs (``_url``)
     names: tuple[str, ...]
     types: tuple[pa.DataType, ...]
     statement: int = 0  # (Hive 2.3's legacy layout: of the files' directory, for the merge)
@@ -176,12 +176,12 @@ def _part(r: PartitionReader, plan: ReadPlan) -> Part | str:
             return f"a file whose row has no columns ({rel})"
         statement = r.statement_of(rel.split("/", 1)[0]) if legacy else 0
         shapes.setdefault((tuple(names), types, statement), []).append(
-            _unglobbed(r.part.location.url_of(rel)))
+            _url(r, rel))
     values = tuple((k, typed(v, plan.partition_types.get(k, pa.string())))
                    for k, v in partition_values(r.part.partition))
     scans = tuple(Scan(tuple(files), names, types, statement)
                   for (names, types, statement), files in shapes.items())
-    return Part(values, scans, tuple(_unglobbed(r.part.location.url_of(rel)) for rel in dels),
+    return Part(values, scans, tuple(_url(r, rel) for rel in dels),
                 tuple(r.row_names) if r.row_names else None,
                 sum(getattr(footers[rel], "rows", 0) for rel in data),
                 sum(_masks(footers[rel]) for rel in dels),
@@ -189,12 +189,11 @@ def _part(r: PartitionReader, plan: ReadPlan) -> Part | str:
                 delete_ranges=_ranges([footers[rel] for rel in dels]), legacy=legacy)
 
 
-def _unglobbed(url: str) -> str:
-    """A file's URL as Spark's reader takes it literally: Spark globs a path with any of
-    ``{}[]*?\\`` (Hive escapes them in partition names, other writers may not)."""
-    for c in "\\{}[]*?":
-        url = url.replace(c, "\\" + c)
-    return url
+def _url(r: PartitionReader, rel: str) -> str:
+    """A file's URL for Spark's reader (a local file's absolute path; glob characters are
+    escaped when it is handed over: ``sparkpaths.unglobbed``)."""
+    where = r.part.location
+    return f"{where.path.rstrip('/')}/{rel}" if where.is_local else where.url_of(rel)
 
 
 def _legacy_unfit(r: PartitionReader, buckets: dict) -> str | None:

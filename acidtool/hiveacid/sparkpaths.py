@@ -1,0 +1,72 @@
+"""How Spark's file reader names a file (pure): the path handed to it, and the strings it gives
+back, ``inputFiles()`` and the ``_metadata.file_path`` of a file's rows. Hadoop's ``Path``
+makes both through ``java.net.URI``, which quotes a path's characters as below; the tests
+compare these with Spark's own answers on names of every kind of character."""
+
+from __future__ import annotations
+
+import posixpath
+import string
+import unicodedata
+from urllib.parse import urlparse
+
+# Spark's reader globs a path with any of these
+_GLOB = "\\{}[]*?"
+# what java.net.URI leaves as it is in a path: letters, digits, its "mark" and "punct"
+# characters, '/' and '@' ('%' is quoted: a name's %7B is the three characters)
+_KEPT = frozenset(string.ascii_letters + string.digits + "-_.!~*'()" + ",;:$&+=" + "/@")
+
+
+def unglobbed(url: str) -> str:
+    """A file's URL as Spark's reader takes it literally: Spark globs a path with any of
+    ``{}[]*?\\`` (Hive escapes them in partition names, other writers may not)."""
+    for c in _GLOB:
+        url = url.replace(c, "\\" + c)
+    return url
+
+
+def _quoted(path: str) -> str:
+    """A path as java.net.URI's constructors quote it: a character outside ``_KEPT`` as the
+    %XX of its UTF-8 bytes, except a non-ASCII one that is neither a control nor a space."""
+    out = []
+    for ch in path:
+        if ch in _KEPT or (ord(ch) > 0x9F and unicodedata.category(ch) not in ("Zs", "Zl", "Zp")):
+            out.append(ch)
+        else:
+            out.append("".join(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass")))
+    return "".join(out)
+
+
+def _parts(url: str) -> tuple[str, str, str] | None:
+    """(scheme, authority, absolute path) of a local path or an ``hdfs://`` URL (None: one
+    whose file system Spark would have to be asked about)."""
+    if url.startswith("/"):
+        scheme, authority, path = "file", "", url
+    else:
+        parsed = urlparse(url)
+        if parsed.scheme != "hdfs" or not parsed.netloc:
+            return None
+        scheme, authority, path = "hdfs", parsed.netloc, parsed.path
+    while "//" in path:
+        path = path.replace("//", "/")
+    return scheme, authority, posixpath.normpath(path) if path != "/" else path
+
+
+def file_path(url: str) -> str | None:
+    """The ``_metadata.file_path`` Spark gives the rows of the file at ``url`` (a local
+    absolute path or an ``hdfs://host:port/...`` URL, as acidtool hands it to Spark before
+    ``unglobbed``); None where it cannot be told here."""
+    parts = _parts(url)
+    if parts is None:
+        return None
+    scheme, authority, path = parts
+    return f"{scheme}:" + (f"//{authority}" if authority else "") + _quoted(path)
+
+
+def input_file(url: str) -> str | None:
+    """The string ``DataFrame.inputFiles()`` gives for that file (None: as ``file_path``)."""
+    parts = _parts(url)
+    if parts is None:
+        return None
+    scheme, authority, path = parts
+    return f"{scheme}://{authority}{_quoted(path)}"
