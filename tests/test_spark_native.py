@@ -441,6 +441,22 @@ def test_the_default_takes_the_source_where_it_reads_sooner(spark, tmp_path, mon
     monkeypatch.setattr(native, "PARTITIONS_PAST", 1)
     assert "2 partitions" in read_table_and_why(spark, str(parted))[1]
 
+    # each partition with deletes is a join of its own, which Spark re-plans the whole plan
+    # after: past JOINS_PAST of them, the source
+    monkeypatch.setattr(native, "PARTITIONS_PAST", 200)
+    deleting = build(tmp_path / "deleting", {
+        **delta("p=1/delta_0000001_0000001_0000", acid(events(1, n=30))),
+        **delta("p=1/delete_delta_0000002_0000002_0000", _deletes(2, [(1, 536870912, 1)])),
+        **delta("p=2/delta_0000001_0000001_0000", acid(events(1, n=30))),
+        **delta("p=2/delete_delta_0000002_0000002_0000", _deletes(2, [(1, 536870912, 2)])),
+        **delta("p=3/delta_0000001_0000001_0000", acid(events(1, n=30)))})
+    assert read_table_and_why(spark, str(deleting))[1] is None
+    monkeypatch.setattr(native, "JOINS_PAST", 1)
+    df, why = read_table_and_why(spark, str(deleting))
+    assert why is not None and why.startswith("2 partitions with deletes"), why
+    assert "FileScan orc" not in _plan(df) and df.count() == 88
+    assert "FileScan orc" in _plan(read_table(spark, str(deleting), native=True))
+
 
 def test_a_metastore_table_reads_natively_with_its_names_types_and_snapshot(metastore, spark,
                                                                              tmp_path):

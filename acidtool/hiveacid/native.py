@@ -95,8 +95,15 @@ MASK_BITS = 6
 # broadcast costs about 1.2 us an event more. Up to this many delete events a partition, its
 # delete step is the anti join (frame.py).
 ANTI_PAST = 200_000
-# A scan (and a delete scan) per partition: planning costs the driver about 0.1 s a partition.
+# A branch of the plan per partition: building it costs the driver about 15 ms a partition, and
+# Spark's optimizer about 10 ms more.
 PARTITIONS_PAST = 200
+# Each partition with deletes is a join of its own, and Spark's adaptive execution re-plans the
+# whole plan as each join's broadcast is done: read whole, 5 partitions of a few rows took
+# 0.9-1.0 s (the source 0.3-0.4 s), 20 took 2.8-3.4 s, 50 took 40-60 s (the source 2 s). (One
+# join of every partition's rows and deletes instead took Spark's optimizer 8 s for 50
+# partitions, and a second read ran a 1 GB driver out of memory.) Past this many, the source.
+JOINS_PAST = 8
 
 
 @dataclass(frozen=True)
@@ -111,8 +118,13 @@ class NativePlan:
     def slower(self) -> str | None:
         """Why the ``hiveacid`` source would read this sooner (None: it would not)."""
         if len(self.parts) > PARTITIONS_PAST:
-            return (f"{len(self.parts)} partitions (Spark's plan holds a scan of each: the "
-                    "driver plans for about 0.1 s a partition)")
+            return (f"{len(self.parts)} partitions (Spark's plan holds a branch of each: the "
+                    "driver plans for about 25 ms a partition)")
+        joins = sum(1 for p in self.parts if p.deletes)
+        if joins > JOINS_PAST:
+            return (f"{joins} partitions with deletes (past {JOINS_PAST}, Spark's plan, a join "
+                    "a partition, is re-planned as each join starts; native=True takes it, "
+                    "best with partitions=[...])")
         if self.delete_masks > DELETES_PAST * max(self.rows, 1):
             masks = f"{self.delete_masks:,} mask" + ("s" if self.delete_masks > 1 else "")
             return (f"its deletes make up to {masks} of 64 row ids for {self.rows:,} rows: "
