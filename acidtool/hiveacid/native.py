@@ -122,9 +122,9 @@ class NativePlan:
                     "driver plans for about 25 ms a partition)")
         joins = sum(1 for p in self.parts if p.deletes)
         if joins > JOINS_PAST:
-            return (f"{joins} partitions with deletes (past {JOINS_PAST}, Spark's plan, a join "
-                    "a partition, is re-planned as each join starts; native=True takes it, "
-                    "best with partitions=[...])")
+            return (f"{joins} partitions with deletes (past {JOINS_PAST}: Spark's plan joins "
+                    "each with its deletes and re-plans the whole plan as each join's broadcast "
+                    "is done; native=True takes it, best with partitions=[...])")
         if self.delete_masks > DELETES_PAST * max(self.rows, 1):
             masks = f"{self.delete_masks:,} mask" + ("s" if self.delete_masks > 1 else "")
             return (f"its deletes make up to {masks} of 64 row ids for {self.rows:,} rows: "
