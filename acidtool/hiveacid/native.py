@@ -124,7 +124,8 @@ class NativePlan:
         if joins > JOINS_PAST:
             return (f"{joins} partitions with deletes (past {JOINS_PAST}: Spark's plan joins "
                     "each with its deletes and re-plans the whole plan as each join's broadcast "
-                    "is done; native=True takes it, best with partitions=[...])")
+                    "is done; read_table(native=True) takes it anyway, and a read of one "
+                    "partition's directory, or with partitions=[...], plans only those)")
         if self.delete_masks > DELETES_PAST * max(self.rows, 1):
             masks = f"{self.delete_masks:,} mask" + ("s" if self.delete_masks > 1 else "")
             return (f"its deletes make up to {masks} of 64 row ids for {self.rows:,} rows: "
