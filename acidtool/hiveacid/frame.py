@@ -108,22 +108,27 @@ class _Scans:
     def made(self, statement: str) -> str:
         """The statement, each scan's token replaced by the view (or the SELECT of a view)
         it reads."""
+        import re
+
         limit = int(self.spark.conf.get(
             "spark.sql.sources.parallelPartitionDiscovery.threshold", "32"))
         shapes: dict[str, list[str]] = {}
         for token, (schema, _) in self.asked.items():
             shapes.setdefault(schema.json(), []).append(token)
+        reads: dict[str, str] = {}  # token: what it reads FROM
         for tokens in shapes.values():
             group: list[str] = []
             for token in tokens:
                 if group and sum(len(self.asked[t][1]) for t in group + [token]) > limit:
-                    statement = self._relation(group, statement)
+                    self._relation(group, reads)
                     group = []
                 group.append(token)
-            statement = self._relation(group, statement)
-        return statement
+            self._relation(group, reads)
+        return re.sub(r"__acid_ask_[0-9a-f]{32}", lambda m: reads[m.group(0)], statement)
 
-    def _relation(self, tokens: list[str], statement: str) -> str:
+    def _relation(self, tokens: list[str], reads: dict[str, str]) -> None:
+        """One relation of Spark's for the scans (or, where they cannot share one, one each),
+        and what each of them reads FROM."""
         from .sparkpaths import file_path, input_file, unglobbed
 
         schema = self.asked[tokens[0]][0]
@@ -137,19 +142,16 @@ class _Scans:
             shared = set(frame.inputFiles()) == {input_file(f) for f in files}
         if len(tokens) > 1 and not shared:
             for token in tokens:
-                statement = self._relation([token], statement)
-            return statement
+                self._relation([token], reads)
+            return
         view = f"__acid_scan_{tokens[0][11:]}"
         frame.createOrReplaceTempView(view)
         self.views.append(view)
         for token in tokens:
+            reads[token] = view
             if shared:
                 names = ", ".join(_literal(paths[f]) for f in self.asked[token][1])
-                statement = statement.replace(
-                    token, f"(SELECT * FROM {view} WHERE __acid_file IN ({names}))")
-            else:
-                statement = statement.replace(token, view)
-        return statement
+                reads[token] = f"(SELECT * FROM {view} WHERE __acid_file IN ({names}))"
 
     def drop(self) -> None:
         for view in self.views:
