@@ -1,7 +1,8 @@
-"""The DataFrame of a ``NativePlan`` (native.py): one Spark SQL statement over a view of each
-ORC scan, so that Spark analyses the whole plan once. Names reach the text only through
-``_q`` (backquotes doubled), values only through ``_literal``, types through ``_sql_type``;
-file paths go to Spark's reader as lists, never as text."""
+"""The DataFrame of a ``NativePlan`` (native.py): one Spark SQL statement over views of its
+ORC scans (``_Scans``), so that Spark analyses the whole plan once. Names reach the text only
+through ``_q`` (backquotes doubled), values only through ``_literal``, types through
+``_sql_type``; file paths go to Spark's reader as lists, and reach the text only as
+``_literal``s of the ``_metadata.file_path`` a partition reads a shared relation by."""
 
 from __future__ import annotations
 
