@@ -179,6 +179,31 @@ def test_partitions_typed_escaped_and_null_are_literals_spark_prunes(spark, tmp_
         df.collect()
 
 
+def test_shared_relations_hold_at_most_the_listing_threshold_of_files(spark, tmp_path):
+    """Past spark.sql.sources.parallelPartitionDiscovery.threshold files Spark lists a
+    relation's files with a job: the partitions' scans share relations of at most that many,
+    with the same rows."""
+    layout = {}
+    for p in range(5):
+        layout.update(delta(f"p={p}/delta_0000001_0000001_0000", acid(events(1, n=3))))
+        layout.update(delta(f"p={p}/delete_delta_0000002_0000002_0000",
+                            _deletes(2, [(1, 536870912, p % 3)])))
+    table = build(tmp_path / "t", layout)
+    key = "spark.sql.sources.parallelPartitionDiscovery.threshold"
+    before = spark.conf.get(key)
+    spark.conf.set(key, "2")
+    try:
+        df = read_table(spark, str(table), native=True)
+        sizes = sorted(len(s.inputFiles()) for s in
+                       [df.where(f"p = '{p}'") for p in range(5)])
+        # (partitions 0-1 and 2-3 read a data and a delete relation of 2 files each, 4 a
+        # relation of 1 of each)
+        assert sizes == [2, 4, 4, 4, 4], sizes
+        assert same_three_ways(spark, table, with_row_id=True) == 10
+    finally:
+        spark.conf.set(key, before)
+
+
 ODD = ("struct<`my col`:int,`a{b}'c`:string,s:struct<`x y`:int,z:array<string>>,"
        "m:map<string,int>,d:decimal(10,2),t:timestamp,dt:date>")
 

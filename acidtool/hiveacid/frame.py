@@ -80,8 +80,9 @@ def to_frame(spark, plan: NativePlan):
 
 
 class _Scans:
-    """The ORC scans a statement reads, asked for while it is written (``scan``: a name to
-    read FROM) and made after (``made``) as few of Spark's relations as may be.
+    """The ORC scans a statement reads, asked for while it is written (calling it with a
+    schema and files gives a token to read FROM) and made after (``made``) as few of Spark's
+    relations as may be.
 
     Each relation costs the driver about 17 ms (Spark's reader resolves its files), two a
     partition. So the scans of one schema (the data files of one shape, or delete deltas) are
@@ -119,10 +120,12 @@ class _Scans:
         reads: dict[str, str] = {}  # token: what it reads FROM
         for tokens in shapes.values():
             group: list[str] = []
+            count = 0  # the group's files
             for token in tokens:
-                if group and sum(len(self.asked[t][1]) for t in group + [token]) > limit:
+                count += len(self.asked[token][1])
+                if group and count > limit:
                     self._relation(group, reads)
-                    group = []
+                    group, count = [], len(self.asked[token][1])
                 group.append(token)
             self._relation(group, reads)
         return re.sub(r"__acid_ask_[0-9a-f]{32}", lambda m: reads[m.group(0)], statement)
