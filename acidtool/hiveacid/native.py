@@ -196,10 +196,14 @@ def _part(r: PartitionReader, plan: ReadPlan) -> Part | str:
                   for (names, types, statement), files in shapes.items())
     return Part(values, scans, tuple(_url(r, rel) for rel in dels),
                 tuple(r.row_names) if r.row_names else None,
-                sum(getattr(footers[rel], "rows", 0) for rel in data),
-                sum(_masks(footers[rel]) for rel in dels),
-                sum(getattr(footers[rel], "rows", 0) for rel in dels), plain=r.snapshot.insert_only,
+                _events(footers, data), sum(_masks(footers[rel]) for rel in dels),
+                _events(footers, dels), plain=r.snapshot.insert_only,
                 delete_ranges=_ranges([footers[rel] for rel in dels]), legacy=legacy)
+
+
+def _events(footers: dict, rels: list[str]) -> int:
+    """The files' events, by their footers' counts."""
+    return sum(getattr(footers[rel], "rows", 0) for rel in rels)
 
 
 def _url(r: PartitionReader, rel: str) -> str:

@@ -47,9 +47,9 @@ def _parts(url: str) -> tuple[str, str, str] | None:
         if parsed.scheme != "hdfs" or not parsed.netloc:
             return None
         scheme, authority, path = "hdfs", parsed.netloc, parsed.path
-    while "//" in path:
+    while "//" in path:  # (normpath keeps a leading "//", as POSIX lets it)
         path = path.replace("//", "/")
-    return scheme, authority, posixpath.normpath(path) if path != "/" else path
+    return scheme, authority, posixpath.normpath(path)
 
 
 def file_path(url: str) -> str | None:
