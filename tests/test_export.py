@@ -417,6 +417,41 @@ def test_a_commit_made_meanwhile_refuses_this_one_and_its_files_go(tmp_path):
     assert iceberg_rows(lake) == read_rows(table)
 
 
+def test_a_write_that_fails_behind_the_reader_is_raised_and_every_file_goes(monkeypatch):
+    """Writes run two at a time behind the reader: the one that fails is raised (by the
+    next write or by settle), and the files of those that did not are removed with the
+    rest, none of them left writing."""
+    import itertools
+    from types import SimpleNamespace
+
+    from acidtool.io import iceberg
+
+    removed: list[str] = []
+    calls = itertools.count()
+
+    def write(self, table):
+        n = next(calls)
+        time.sleep(0.05 if n % 2 == 0 else 0.01)
+        if n == 1:
+            raise OSError("disk full")
+        f = SimpleNamespace(file_path=f"data-{n}.parquet")
+        self.written.append(f)
+        return [f]
+
+    monkeypatch.setattr(iceberg.FileWriter, "write", write)
+    writer = iceberg.FileWriter(None, SimpleNamespace(delete=removed.append))
+    rows = pa.table({"x": [1]})
+    with pytest.raises(OSError, match="disk full"):
+        for _ in range(5):
+            writer.write_behind(rows)
+        writer.settle()
+    writer.remove_written()
+    made = next(calls)  # (the writes begun)
+    assert made >= 2
+    assert sorted(removed) == sorted(f"data-{n}.parquet" for n in range(made) if n != 1)
+    assert writer.written == [] and writer._pending == []
+
+
 def _kill_points(args: list, state: Path) -> int:
     """How many fault points a run passes (it is run to the end, uncounted, to know)."""
     env = {**os.environ, "ACIDTOOL_STATE_DIR": str(state), "ACIDTOOL_KILL_AT": "1000000"}
