@@ -159,6 +159,75 @@ def _partitioned(root: Path) -> Path:
     return build(root, layout)
 
 
+def _read_ahead_alive() -> bool:
+    import threading
+
+    return any(t.name == "acidtool-read-ahead" and t.is_alive() for t in threading.enumerate())
+
+
+def _three_units(root: Path) -> Path:
+    """p=a of two deltas (units of their own, several batches), p=b of one."""
+    layout = {}
+    for d, w in (("delta_0000001_0000001_0000", 1), ("delta_0000002_0000002_0000", 2)):
+        layout.update(in_part("p=a", delta(d, acid(events(w, n=50)))))
+    layout.update(in_part("p=b", delta("delta_0000001_0000001_0000", acid(events(1, n=3)))))
+    return build(root, layout)
+
+
+@pytest.mark.parametrize("flush", [1, 1 << 40], ids=["one-batch-ahead", "group-ahead"])
+def test_rows_read_ahead_are_exported_once_each(tmp_path, monkeypatch, flush):
+    """While the catalog opens, the first partition's rows are read ahead: stopped after a
+    batch, or its whole group, every row is exported once, into its own partition; an
+    incremental export drops what was read ahead."""
+    from acidtool.commands.export import rows
+
+    used: list[str] = []
+    for name in ("rows", "drop"):
+        def spy(self, _real=getattr(rows.ReadAhead, name), _name=name):
+            used.append(_name)
+            return _real(self)
+        monkeypatch.setattr(rows.ReadAhead, name, spy)
+    monkeypatch.setattr(rows, "FLUSH_BYTES", flush)
+    table, lake = _three_units(tmp_path / "t"), tmp_path / "lake"
+    first = export(table, lake)
+    assert first.code == 0, first.err
+    assert first.json()["rows_added"] == 103 and used == ["rows"]
+    assert iceberg_rows(lake) == read_rows(table)
+    build(table, in_part("p=a", delta("delete_delta_0000003_0000003_0000",
+                                      acid(events(1, n=2, op=DELETE, current=3)))))
+    second = export(table, lake, "--incremental")
+    assert second.code == 0, second.err
+    assert second.json()["rows_deleted"] == 2 and used == ["rows", "drop"]
+    assert iceberg_rows(lake) == read_rows(table)
+    assert not _read_ahead_alive()
+
+
+def test_a_failure_while_reading_ahead_fails_the_export_and_makes_nothing(tmp_path,
+                                                                           monkeypatch):
+    from acidtool.commands.export import rows
+    from acidtool.core.errors import PathError
+
+    def unreadable(unit, job):
+        raise PathError(f"{unit.unit[1]}: cannot read this file")
+        yield  # noqa
+
+    monkeypatch.setattr(rows, "unit_rows", unreadable)
+    table, lake = _three_units(tmp_path / "t"), tmp_path / "lake"
+    result = export(table, lake)
+    assert result.code == 2 and "cannot read this file" in result.err, result.err
+    assert not catalog(lake).table_exists("s.t")
+    assert not _read_ahead_alive()
+
+
+def test_an_export_refused_by_its_plan_leaves_no_read_ahead_running(tmp_path):
+    table, lake = _three_units(tmp_path / "t"), tmp_path / "lake"
+    assert export(table, lake).code == 0
+    other = _partitioned(tmp_path / "other")
+    refused = export(other, lake)  # s.t holds an export of another table
+    assert refused.code == 2 and "export into a new table" in refused.err
+    assert not _read_ahead_alive()
+
+
 def test_incremental_export_follows_deletes_inserts_and_partitions(tmp_path):
     table, lake = _partitioned(tmp_path / "t"), tmp_path / "lake"
     first = export(table, lake)

@@ -120,7 +120,7 @@ def export_command(
     target = resolve(path, metastore=metastore, hive_version=hive_version,
                      write_ids=write_ids, txns=txns, insert_only=insert_only)
     snapshot_note(target.snapshot)
-    plan, work = plan_export(target, opts, path, dry_run=dry_run)
+    plan, work = plan_export(target, opts, path, dry_run=dry_run, read_ahead=not spark)
     bar = None if fmt is Format.json else ticker("units")
     if spark:
         from ..commands.export.spark import run_export_spark

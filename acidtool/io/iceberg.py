@@ -41,7 +41,8 @@ class _Refused(Exception):
     """The catalog refused the commit (not a CommitFailedException: pyiceberg retries those)."""
 
 
-def _pyiceberg():
+def require_pyiceberg() -> None:
+    """pyiceberg is installed, or a DependencyError that says how to install it."""
     try:
         import pyiceberg  # noqa: F401
     except ImportError:
@@ -73,7 +74,7 @@ def catalog_spec(text: str, warehouse: str | None = None) -> CatalogSpec:
     ``PYICEBERG_CATALOG__<NAME>__*``); a URI (``sqlite:///f.db``, ``postgresql+psycopg2://``,
     ``http(s)://`` a REST catalog, ``thrift://`` a Hive metastore); or a directory, which
     holds a local SQLite catalog and its file warehouse (made on first use)."""
-    _pyiceberg()
+    require_pyiceberg()
     from pyiceberg.utils.config import Config
 
     if "://" in text:

@@ -41,13 +41,11 @@ from ...core.version import __version__
 from ...io import iceberg
 from ...table.read import partition_values, valid_mask
 from ...table.target import Target
-from .schema import EVENT, FILE_KEY, ROW_ID, conform, rows_schema
+from .rows import Buffer, Job, ReadAhead, group_rows, unit_rows
+from .schema import EVENT, FILE_KEY, ROW_ID, rows_schema
 
 if TYPE_CHECKING:
     from ...table.readplan import ReadPlan
-
-# What the rows of one partition may hold in memory before they are written as a data file.
-FLUSH_BYTES = 128 << 20
 
 # The snapshot summary's properties an export records (docs/export.md lists them).
 P_SOURCE = "acidtool.source"
@@ -152,15 +150,19 @@ class ExportWork:
     arrow: pa.Schema  # the Iceberg table's rows, in Arrow
     partition_columns: list[str]
     gone: list = field(default_factory=list)  # files of partitions Hive no longer has
+    ahead: ReadAhead | None = None  # the first group's rows, being read (``read_ahead``)
 
 
 def plan_export(target: Target, opts: ExportOptions, given: str = "", *,
-                dry_run: bool = False) -> tuple[ExportPlan, ExportWork]:
-    """List the Hive table, name the snapshot, look at the Iceberg table: the plan."""
+                dry_run: bool = False, read_ahead: bool = False
+                ) -> tuple[ExportPlan, ExportWork]:
+    """List the Hive table, name the snapshot, look at the Iceberg table: the plan. With
+    ``read_ahead``, the first partition's rows are read meanwhile (``rows.ReadAhead``), for
+    ``run_export`` to write if the table is new."""
     from ...table.options import ReadOptions
     from ...table.readplan import plan_read
 
-    spec = iceberg.catalog_spec(opts.catalog, opts.warehouse)
+    iceberg.require_pyiceberg()
     ident = iceberg.identifier(opts.table)
     snap = target.snapshot
     version = snap.hive_version
@@ -195,6 +197,26 @@ def plan_export(target: Target, opts: ExportOptions, given: str = "", *,
                     table_state(read))
     columns = _partition_columns(read)
     arrow = rows_schema(read.schema, snap.insert_only)
+    ahead = None
+    if read_ahead and not dry_run and read.units:
+        ahead = ReadAhead(_by_partition(read.units)[0], Job(
+            arrow, read.schema, opts.truncate_timestamps, snap.insert_only, None, None))
+    try:
+        plan, work = _plan_iceberg(opts, ident, source, read, readers, arrow, columns,
+                                   dry_run)
+    except BaseException:
+        if ahead is not None:
+            ahead.drop()
+        raise
+    work.ahead = ahead
+    return plan, work
+
+
+def _plan_iceberg(opts: ExportOptions, ident: tuple[str, ...], source: Source, read,
+                  readers: dict, arrow: pa.Schema, columns: list[str], dry_run: bool
+                  ) -> tuple[ExportPlan, ExportWork]:
+    """The Iceberg side of ``plan_export``: the catalog, the table if it exists, the action."""
+    spec = iceberg.catalog_spec(opts.catalog, opts.warehouse)
     if dry_run and not iceberg.exists(spec):  # (opening a local catalog makes it)
         catalog, table = None, None
     else:
@@ -207,7 +229,7 @@ def plan_export(target: Target, opts: ExportOptions, given: str = "", *,
                           {r.part.partition for r in readers.values()}))
     if table is None:
         if len([f for f in arrow if f.name not in (ROW_ID, FILE_KEY)]) == len(columns):
-            raise UsageError(f"{target.url}: no data file at this snapshot to take the "
+            raise UsageError(f"{source.shown}: no data file at this snapshot to take the "
                              "table's columns from: nothing to export")
         return plan, work
     previous = next(iceberg.lineage(table, P_SOURCE), None)
@@ -292,25 +314,6 @@ def _partition_columns(read) -> list[str]:
 # driver or on an executor; then the one commit, on the driver
 
 
-@dataclass(frozen=True)
-class Job:
-    """What writing a group of units needs, wherever it runs (it pickles): the rows' schema,
-    the Iceberg table's metadata (the table's, or the one being created) and its FileIO."""
-
-    arrow: pa.Schema
-    read_schema: pa.Schema
-    truncate: bool
-    insert_only: bool
-    metadata: object
-    io: object
-    # Hive 2.3's snapshot exported before (an incremental export of a legacy table)
-    before: ValidTxnList | None = None
-
-    @property
-    def key_column(self) -> str:
-        return FILE_KEY if self.insert_only else ROW_ID
-
-
 @dataclass
 class Counts:
     added: int = 0
@@ -329,16 +332,25 @@ def run_export(plan: ExportPlan, work: ExportWork, opts: ExportOptions,
     Spark) and gives back, per group, the files written, the files dropped and the counts."""
     started = time.monotonic()
     result = ExportResult(plan)
+    ahead, work.ahead = work.ahead, None
+    if ahead is not None and (plan.action != "create" or runner is not None):
+        ahead.drop()
+        ahead = None
     if plan.action == "nothing":
         return result
     mode = "full" if plan.action == "create" else "incremental"
-    if plan.action == "create":
-        commit = iceberg.Commit.create(work.catalog, work.ident, work.arrow,
-                                       work.partition_columns, {})
-    else:
-        commit = iceberg.Commit.on(work.catalog, work.table)
-        if len(work.arrow) > 1 + len(work.partition_columns):  # not an empty snapshot
-            result.columns_added = commit.evolve(work.arrow)
+    try:
+        if plan.action == "create":
+            commit = iceberg.Commit.create(work.catalog, work.ident, work.arrow,
+                                           work.partition_columns, {})
+        else:
+            commit = iceberg.Commit.on(work.catalog, work.table)
+            if len(work.arrow) > 1 + len(work.partition_columns):  # not an empty snapshot
+                result.columns_added = commit.evolve(work.arrow)
+    except BaseException:
+        if ahead is not None:
+            ahead.drop()
+        raise
     try:
         job = Job(work.arrow, _read_schema(work), opts.truncate_timestamps,
                   plan.source.insert_only, commit.metadata, commit.io, _before_txns(plan))
@@ -363,7 +375,10 @@ def run_export(plan: ExportPlan, work: ExportWork, opts: ExportOptions,
                     progress(done[0], len(work.read_plan.units))
 
             for units, tasks in groups:
-                counts += run_group(commit, job, units, tasks, unit_done)
+                rows = None
+                if ahead is not None and ahead.units == units:
+                    rows, ahead = ahead.rows(), None
+                counts += run_group(commit, job, units, tasks, unit_done, rows)
         if plan.action == "incremental" and not plan.source.partitions:
             # partitions Hive no longer has (dropped, or emptied): all their rows go
             for task in work.gone:
@@ -371,6 +386,8 @@ def run_export(plan: ExportPlan, work: ExportWork, opts: ExportOptions,
                 counts.deleted += task.file.record_count
         commit.commit(plan.source.properties(mode))
     except BaseException:
+        if ahead is not None:
+            ahead.drop()
         commit.abandon()
         raise
     result.rows_added, result.rows_deleted = counts.added, counts.deleted
@@ -392,7 +409,7 @@ def _groups(plan: ExportPlan, work: ExportWork, job: Job) -> list[tuple[list, li
     unit alone); for an incremental export, each partition's units with the Iceberg table's
     files of that partition (``work.gone`` is left with the files of partitions Hive no longer
     has)."""
-    by_partition = [list(g) for _, g in groupby(work.read_plan.units, key=lambda u: id(u.reader))]
+    by_partition = _by_partition(work.read_plan.units)
     if plan.action == "create":
         return [(units, None) for units in by_partition]
     table = work.table
@@ -409,63 +426,32 @@ def _groups(plan: ExportPlan, work: ExportWork, job: Job) -> list[tuple[list, li
     return out
 
 
+def _by_partition(units: list) -> list[list]:
+    """The read plan's units in groups, a partition's each."""
+    return [list(g) for _, g in groupby(units, key=lambda u: id(u.reader))]
+
+
 def run_group(writer: iceberg.FileWriter, job: Job, units: list, tasks: list | None,
-              unit_done: Callable[[], None] | None = None) -> Counts:
-    """One group written: a new table's units, or a partition brought up to date (``tasks``,
-    its Iceberg files). ``unit_done()`` is told as each unit has been read."""
+              unit_done: Callable[[], None] | None = None,
+              rows: Iterator[pa.Table | None] | None = None) -> Counts:
+    """One group written: a new table's units (``rows``: theirs, read ahead), or a partition
+    brought up to date (``tasks``, its Iceberg files). ``unit_done()`` is told as each unit
+    has been read."""
     if tasks is None:
-        return _write_units(writer, job, units, unit_done)
+        return _write_units(writer, job, units, unit_done, rows)
     return _sync_partition(writer, job, units, tasks, unit_done)
 
 
-def _unit_rows(unit, job: Job) -> Iterator[pa.Table]:
-    """One unit's rows as the export writes them (partition columns typed)."""
-    from ...table.readplan import unit_batches
-
-    read_schema = job.read_schema
-    if unit.reader.with_event:
-        read_schema = read_schema.append(pa.field(EVENT, pa.int64()))
-    for batch in unit_batches(unit, read_schema):
-        t = pa.Table.from_batches([batch])
-        if job.insert_only:
-            part = unit.reader.part.partition
-            rel = f"{part}/{unit.unit[1]}" if part else unit.unit[1]
-            t = t.add_column(0, FILE_KEY, pa.array([rel] * t.num_rows, pa.string()))
-        yield conform(t, job.arrow, job.truncate)
-
-
-class _Buffer:
-    """Rows of one partition held until they make a data file of a good size."""
-
-    def __init__(self, writer: iceberg.FileWriter):
-        self.writer = writer
-        self.tables: list[pa.Table] = []
-        self.bytes = 0
-        self.rows = 0
-
-    def add(self, t: pa.Table) -> None:
-        if t.num_rows == 0:
-            return
-        self.tables.append(t)
-        self.bytes += t.nbytes
-        self.rows += t.num_rows
-        if self.bytes >= FLUSH_BYTES:
-            self.flush()
-
-    def flush(self) -> None:
-        if self.tables:
-            self.writer.write_behind(pa.concat_tables(self.tables))
-        self.tables, self.bytes = [], 0
-
-
 def _write_units(writer: iceberg.FileWriter, job: Job, units: list,
-                 unit_done: Callable[[], None] | None = None) -> Counts:
-    """Every row of ``units`` (of one partition) into new data files."""
-    buffer = _Buffer(writer)
-    for unit in units:
-        for t in _unit_rows(unit, job):
+                 unit_done: Callable[[], None] | None = None,
+                 rows: Iterator[pa.Table | None] | None = None) -> Counts:
+    """Every row of ``units`` (of one partition; ``rows``, where they are being read already)
+    into new data files."""
+    buffer = Buffer(writer)
+    for t in group_rows(units, job) if rows is None else rows:
+        if t is not None:
             buffer.add(t)
-        if unit_done:
+        elif unit_done:
             unit_done()
     buffer.flush()
     writer.settle()
@@ -500,10 +486,10 @@ def _sync_partition(writer: iceberg.FileWriter, job: Job, units: list, tasks: li
     held = pa.concat_tables([_keys(f.keys, insert_only) for f in files]) if files else \
         _keys(pa.table({key_column: pa.array([], job.arrow.field(key_column).type)}),
               insert_only)
-    buffer = _Buffer(writer)
+    buffer = Buffer(writer)
     kept_keys = []
     for unit in units:
-        for t in _unit_rows(unit, job):
+        for t in unit_rows(unit, job):
             keys = _keys(t, insert_only)
             changed = None
             if EVENT in t.column_names:  # a legacy UPDATE keeps the ROW__ID: the row changed

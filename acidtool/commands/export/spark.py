@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import functools
 
-from .run import Counts, ExportOptions, ExportPlan, ExportResult, ExportWork, Job, run_group
+from .rows import Job
+from .run import Counts, ExportOptions, ExportPlan, ExportResult, ExportWork, run_group
 
 
 def run_export_spark(plan: ExportPlan, work: ExportWork, opts: ExportOptions, master: str,
