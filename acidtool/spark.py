@@ -218,13 +218,10 @@ class AcidTable:
         info = self.target.table
         if info is not None:
             return [k.name for k in info.partition_keys if k.name in df.columns]
+        from .core.partitions import named_keys
         from .io.fs import list_tree, resolve
 
-        keys: list[str] = []
-        for p in list_tree(resolve(self.target.url)):
-            chain = [c.split("=", 1)[0] for c in p.path.split("/")[:-1] if "=" in c]
-            if len(chain) > len(keys):
-                keys = chain
+        keys = named_keys(list_tree(resolve(self.target.url))) or ()
         return [k for k in keys if k in df.columns]
 
     # -- the changes -----------------------------------------------------------------------
@@ -371,11 +368,10 @@ def _with_partition(rows, keys: list[str]):
     """The rows with ``partition`` (the directory name, k=v/...) first, keys dropped."""
     import pyarrow as pa
 
-    from .core.catalog import escape_partition_value
+    from .core.catalog import partition_dir
 
     if keys:
-        names = ["/".join(f"{escape_partition_value(k)}={escape_partition_value(_text(v))}"
-                          for k, v in zip(keys, values))
+        names = [partition_dir(keys, [_text(v) for v in values])
                  for values in zip(*(rows.column(k).to_pylist() for k in keys))]
     else:
         names = [""] * rows.num_rows

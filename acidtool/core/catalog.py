@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Sequence, cast
 
 from .errors import AcidToolError, ExitStatus
 from .javanum import LONG_MAX
@@ -125,8 +125,13 @@ def escape_partition_value(value: str) -> str:
 
 
 def partition_name(keys: tuple[Column, ...], values: tuple[str, ...]) -> str:
-    return "/".join(f"{escape_partition_value(k.name)}={escape_partition_value(v)}"
-                    for k, v in zip(keys, values))
+    return partition_dir([k.name for k in keys], values)
+
+
+def partition_dir(names: Sequence[str], values: Sequence[str]) -> str:
+    """The directory name of a partition: ``k=v/k2=v2``, each escaped as Hive escapes it."""
+    return "/".join(f"{escape_partition_value(k)}={escape_partition_value(v)}"
+                    for k, v in zip(names, values))
 
 
 def partition_values(name: str) -> list[tuple[str, str]]:

@@ -23,6 +23,26 @@ class PartitionListing:
     paths: tuple[PathInfo, ...]  # relative to the partition directory
 
 
+def named_keys(paths: list[PathInfo]) -> tuple[str, ...] | None:
+    """The partition columns a table's listing names: the keys of the longest chain of
+    ``key=value`` directories leading down from its root (the deepest partitions'); ``()``
+    where a file outside a hidden directory sits at the root, None where the listing holds
+    no such file and no partition (an empty table)."""
+    data = False
+    keys: tuple[str, ...] = ()
+    for entry in paths:
+        chain = []
+        for part in entry.path.split("/"):
+            if "=" not in part or part.startswith(("_", ".")):
+                break
+            chain.append(part.split("=", 1)[0])
+        if len(chain) > len(keys):
+            keys = tuple(chain)
+        if not chain and not entry.path.split("/")[0].startswith(("_", ".")):
+            data = True
+    return keys if keys else (() if data else None)
+
+
 def split_partitions(paths: list[PathInfo]) -> tuple[list[PartitionListing], list[PathInfo]]:
     """Return (partitions in path order, stray entries)."""
     if not any("=" in info.path for info in paths):

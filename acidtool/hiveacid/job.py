@@ -13,6 +13,7 @@ import pyarrow as pa
 from ..core.catalog import MetastoreError, TableInfo, partition_values
 from ..core.errors import UsageError
 from ..core.names import ACID_VERSION_FILE
+from ..core.partitions import named_keys
 from ..core.versions import HiveVersion
 from ..io.deltawriter import BucketWriter, FileFormat
 from ..io.fs import Location, kind_of, list_tree, resolve
@@ -149,19 +150,7 @@ def _known_keys(tree: list, info: TableInfo | None) -> tuple[str, ...] | None:
     listing) name (None: neither says, an empty table)."""
     if info is not None:
         return tuple(k.name for k in info.partition_keys)
-    data = False
-    keys: tuple[str, ...] = ()
-    for entry in tree:
-        chain = []
-        for part in entry.path.split("/"):
-            if "=" not in part or part.startswith(("_", ".")):
-                break
-            chain.append(part.split("=", 1)[0])
-        if len(chain) > len(keys):
-            keys = tuple(chain)
-        if not chain and not entry.path.split("/")[0].startswith(("_", ".")):
-            data = True
-    return keys if keys else (() if data else None)
+    return named_keys(tree)
 
 
 def _table_schema(table: Location, info: TableInfo | None, insert_only: bool,

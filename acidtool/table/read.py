@@ -125,6 +125,7 @@ class PartitionReader:
         self.columns = list(columns) if columns else None
         self.row_names = list(row_names) if row_names else None
         self.others: dict[str, pa.DataType] = {}  # row columns of the table's other files
+        self._footers: dict[str, Footer | None] = {}  # (``footer``: each file's read once)
         self.version = snapshot.hive_version
         ids = snapshot.write_ids if self.version.has_write_ids else snapshot.txns
         assert ids is not None, "a Hive 3 or 4 snapshot holds a write-id list"
@@ -206,12 +207,14 @@ class PartitionReader:
         return {p.path: p.size for p in self.part.listing.paths if not p.is_dir}
 
     def footer(self, rel: str) -> Footer | None:
-        """A listed file's footer (up to its committed length), from one ranged read; None
-        for a file that is not readable ORC (reading its rows fails and says why)."""
-        side = rel + FLUSH_LENGTH_SUFFIX
-        facts = read_footer(self.part.location, rel, self._sizes.get(rel, 0),
-                            side if side in self._sizes else None)
-        return facts.footer if facts.error is None else None
+        """A listed file's footer (up to its committed length), from one ranged read, once;
+        None for a file that is not readable ORC (reading its rows fails and says why)."""
+        if rel not in self._footers:
+            side = rel + FLUSH_LENGTH_SUFFIX
+            facts = read_footer(self.part.location, rel, self._sizes.get(rel, 0),
+                                side if side in self._sizes else None)
+            self._footers[rel] = facts.footer if facts.error is None else None
+        return self._footers[rel]
 
     def row_layouts(self) -> Iterator[list[str]]:
         """The names of the row columns of each data file the snapshot reads, in plan order."""
@@ -230,11 +233,6 @@ class PartitionReader:
             shape = self.row_shape(rel)
             if shape is not None:
                 yield rel, shape[0], shape[1]
-
-    def row_layout(self, rel: str) -> list[str] | None:
-        """The names of one data file's row columns, from its footer (None: unreadable)."""
-        shape = self.row_shape(rel)
-        return shape[0] if shape is not None else None
 
     def row_shape(self, rel: str) -> tuple[list[str], list[str]] | None:
         """The names and ORC types of one data file's row columns (None: unreadable)."""

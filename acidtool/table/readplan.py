@@ -150,7 +150,8 @@ def _width(reader: PartitionReader, rel: str) -> int:
     """How many row columns a data file holds, from its footer (0 when unreadable)."""
     if reader.snapshot.insert_only:
         return 0  # (plain files: the first one read gives the columns)
-    return len(reader.row_layout(rel) or ())
+    shape = reader.row_shape(rel)
+    return len(shape[0]) if shape is not None else 0
 
 
 def typed_as(unit: Unit, schema: pa.Schema) -> Unit:
