@@ -78,3 +78,21 @@ def test_every_path_lands_in_one_place(files):
         assert count <= 1, info.path
         if count == 0:  # left out: only hidden paths may be
             assert any(c.startswith(("_", ".")) for c in info.path.split("/")), info.path
+
+
+@pytest.mark.parametrize("files,keys", [
+    ([], None),  # an empty table
+    (["_orc_acid_version", ".hive-staging/x"], None),  # nothing but hidden entries
+    (["base_0000001/bucket_00000"], ()),
+    (["p=1/base_0000001/bucket_00000"], ("p",)),
+    (["p=1/q=a/delta_0000001_0000001_0000/bucket_00000", "p=2/base_0000001/bucket_00000"],
+     ("p", "q")),  # the deepest partitions name the columns
+    (["p=1/base_0000001/bucket_00000", "_tmp/x=1/bucket_00000", ".t/y=2/f"], ("p",)),
+    (["p=1/sub/k=v/f"], ("p",)),  # a key=value below a directory that is none is no column
+    (["_c=1/x=2/f", "p=1/f"], ("p",)),  # a hidden key=value directory names no column
+    (["_c=1/x=2/f"], None),
+])
+def test_named_keys_are_the_deepest_partitions_columns(files, keys):
+    from acidtool.core.partitions import named_keys
+
+    assert named_keys(_listing(*files)) == keys
