@@ -204,6 +204,30 @@ def test_shared_relations_hold_at_most_the_listing_threshold_of_files(spark, tmp
         spark.conf.set(key, before)
 
 
+def _two_buckets(part: str, wid: int) -> dict:
+    d = f"{part}/delta_{wid:07d}_{wid:07d}"
+    return {**delta(d, acid(events(wid, n=3))),
+            f"{d}/bucket_00001": acid(events(wid, n=2, bucket=1))}
+
+
+def test_a_directory_is_handed_to_spark_for_its_files_and_its_other_files_stay_unread(
+        spark, tmp_path):
+    """A delta of two bucket files is given to Spark as its directory: a file beside them that
+    Hive does not read (here not ORC at all) is listed and never opened. A directory holding
+    a directory (a ``k=v`` one, which Spark would take for a partition column) is not given:
+    its files are."""
+    layout = {**_two_buckets("p=1", 1), **_two_buckets("p=2", 1),
+              "p=1/delta_0000001_0000001/junk.txt": b"not ORC at all" * 50,
+              "p=2/delta_0000001_0000001/x=1/junk.txt": b"not ORC at all" * 50}
+    table = build(tmp_path / "t", layout)
+    assert same_three_ways(spark, table, with_row_id=True) == 10
+    df = read_table(spark, str(table), native=True)
+    listed = {unquote(f).split("/t/", 1)[1] for f in df.inputFiles()}
+    assert "p=1/delta_0000001_0000001/junk.txt" in listed  # (the directory was given)
+    assert not any("x=1" in f for f in listed)  # (its files were)
+    assert "x" not in df.columns
+
+
 ODD = ("struct<`my col`:int,`a{b}'c`:string,s:struct<`x y`:int,z:array<string>>,"
        "m:map<string,int>,d:decimal(10,2),t:timestamp,dt:date>")
 

@@ -71,7 +71,7 @@ def to_frame(spark, plan: NativePlan):
     target = from_arrow_schema(plan.schema)
     if not plan.parts:
         return spark.createDataFrame([], target)
-    scans = _Scans(spark)
+    scans = _Scans(spark, plan.folders)
     statement = _union([_part_sql(part, plan, target, scans) for part in plan.parts])
     try:
         return spark.sql(scans.made(statement))
@@ -84,19 +84,23 @@ class _Scans:
     schema and files gives a token to read FROM) and made after (``made``) as few of Spark's
     relations as may be.
 
-    Each relation costs the driver about 17 ms (Spark's reader resolves its files), two a
-    partition. So the scans of one schema (the data files of one shape, or delete deltas) are
-    one relation for many partitions, up to Spark's parallelPartitionDiscovery.threshold files
-    (past it, Spark lists a relation's files with a job of its own, 0.46 s for 40). Each
-    partition reads its own files of it by ``_metadata.file_path``: a filter on that column
-    prunes the files before one is opened, and a filter on a partition column still leaves
-    the other partitions' branches, and so their files, unread. The file path strings are
-    ``sparkpaths.file_path``'s; where ``inputFiles()`` does not give the relation's files as
+    Each relation costs the driver about 17 ms and 2 ms more a path it is given (Spark's
+    reader resolves them), and there are two a partition. So the scans of one schema (the data
+    files of one shape, or delete deltas) are one relation for many partitions, given as
+    their directories where those hold no directory (``NativePlan.folders``), up to Spark's
+    parallelPartitionDiscovery.threshold paths (past it, Spark lists a relation's paths with
+    a job of its own, 0.46 s for 40). Each partition reads its own files of it by
+    ``_metadata.file_path``: a filter on that column prunes the files before one is opened
+    (a directory's other files too), and a filter on a partition column still leaves the
+    other partitions' branches, and so their files, unread. The file path strings are
+    ``sparkpaths.file_path``'s; where ``inputFiles()`` does not hold the relation's files as
     ``sparkpaths`` says it would (a URL Spark qualifies by its own lights), each partition's
-    scan is a relation of its own, as where the shapes have a column named ``_metadata``."""
+    scan is a relation of its own, of its files, as where the shapes have a column named
+    ``_metadata``."""
 
-    def __init__(self, spark):
+    def __init__(self, spark, folders: frozenset[str] = frozenset()):
         self.spark = spark
+        self.folders = folders
         self.asked: dict[str, tuple[Any, tuple[str, ...]]] = {}  # token: (schema, files)
         self.views: list[str] = []
 
@@ -120,46 +124,76 @@ class _Scans:
         reads: dict[str, str] = {}  # token: what it reads FROM
         for tokens in shapes.values():
             group: list[str] = []
-            count = 0  # the group's files
+            count = 0  # the paths Spark is given for the group's files
             for token in tokens:
-                count += len(self.asked[token][1])
+                size = len(_through(list(self.asked[token][1]), self.folders))
+                count += size
                 if group and count > limit:
                     self._relation(group, reads)
-                    group, count = [], len(self.asked[token][1])
+                    group, count = [], size
                 group.append(token)
             self._relation(group, reads)
         return re.sub(r"__acid_ask_[0-9a-f]{32}", lambda m: reads[m.group(0)], statement)
 
     def _relation(self, tokens: list[str], reads: dict[str, str]) -> None:
         """One relation of Spark's for the scans (or, where they cannot share one, one each),
-        and what each of them reads FROM."""
-        from .sparkpaths import file_path, input_file, unglobbed
+        and what each of them reads FROM. Where it may, it hands Spark the files' directories
+        (``NativePlan.folders``) rather than the files: a relation costs the driver about
+        2 ms a path it is given, and past the listing threshold a job."""
+        from .sparkpaths import file_path
 
         schema = self.asked[tokens[0]][0]
         files = [f for t in tokens for f in self.asked[t][1]]
         paths = {f: file_path(f) for f in files}
-        shared = len(tokens) > 1 and None not in paths.values() and \
-            "_metadata" not in {f.name.lower() for f in schema.fields}
-        frame = self.spark.read.schema(schema).orc([unglobbed(f) for f in files])
-        if shared:
-            frame = frame.selectExpr("*", "_metadata.file_path AS __acid_file")
-            shared = set(frame.inputFiles()) == {input_file(f) for f in files}
-        if len(tokens) > 1 and not shared:
+        if None not in paths.values() and \
+                "_metadata" not in {f.name.lower() for f in schema.fields}:
+            where = _through(files, self.folders)
+            if (len(tokens) > 1 or len(where) < len(files)) and \
+                    self._view(tokens, where, reads, paths):
+                return
+        if len(tokens) > 1:
             for token in tokens:
                 self._relation([token], reads)
             return
+        self._view(tokens, files, reads, None)
+
+    def _view(self, tokens: list[str], where: list[str], reads: dict[str, str],
+              paths: dict[str, str | None] | None) -> bool:
+        """A view of Spark's reading of ``where`` (files, or directories of them) for the
+        scans; with ``paths`` (each file's ``_metadata.file_path``), each scan reads its own
+        files of it, and where Spark's ``inputFiles()`` do not hold the files as
+        ``sparkpaths`` says they would, no view is made (False)."""
+        from .sparkpaths import input_file, unglobbed
+
+        frame = self.spark.read.schema(self.asked[tokens[0]][0]).orc(
+            [unglobbed(p) for p in where])
+        if paths is not None:
+            frame = frame.selectExpr("*", "_metadata.file_path AS __acid_file")
+            if not {input_file(f) for f in paths} <= set(frame.inputFiles()):
+                return False
         view = f"__acid_scan_{tokens[0][11:]}"
         frame.createOrReplaceTempView(view)
         self.views.append(view)
         for token in tokens:
             reads[token] = view
-            if shared:
+            if paths is not None:
                 names = ", ".join(_literal(paths[f]) for f in self.asked[token][1])
                 reads[token] = f"(SELECT * FROM {view} WHERE __acid_file IN ({names}))"
+        return True
 
     def drop(self) -> None:
         for view in self.views:
             self.spark.catalog.dropTempView(view)
+
+
+def _through(files: list[str], folders: frozenset[str]) -> list[str]:
+    """What Spark is given to read the files: the directory of those in ``folders`` (once),
+    the others themselves."""
+    out: dict[str, None] = {}
+    for f in files:
+        folder = f.rsplit("/", 1)[0]
+        out[folder if folder in folders else f] = None
+    return list(out)
 
 
 def _part_sql(part: Part, plan: NativePlan, target, scans: _Scans) -> str:

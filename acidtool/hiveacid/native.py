@@ -114,6 +114,9 @@ class NativePlan:
     partition_columns: tuple[str, ...]
     rows: int = 0  # the data files' events (their footers' counts)
     delete_masks: int = 0  # at most (``_masks``)
+    # the directories of its files that hold no directory (``_folders``): Spark may be given
+    # such a directory for its files, and a filter on ``_metadata.file_path`` picks them
+    folders: frozenset[str] = frozenset()
 
     def slower(self) -> str | None:
         """Why the ``hiveacid`` source would read this sooner (None: it would not)."""
@@ -141,6 +144,7 @@ def native_plan(plan: ReadPlan) -> NativePlan | str:
         readers.setdefault(id(unit.reader), unit.reader)
     parts = []
     ids = None
+    folders: set[str] = set()
     for r in readers.values():
         part = _part(r, plan)
         if isinstance(part, str):
@@ -148,10 +152,27 @@ def native_plan(plan: ReadPlan) -> NativePlan | str:
         ids = r.ids
         if part.scans:
             parts.append(part)
+            folders |= _folders(r)
     keys = tuple(plan.partition_types) or tuple(
         k for r in list(readers.values())[:1] for k, _ in partition_values(r.part.partition))
     return NativePlan(plan.schema, tuple(parts), ids if ids is not None else IdList(), keys,
-                      sum(p.rows for p in parts), sum(p.delete_masks for p in parts))
+                      sum(p.rows for p in parts), sum(p.delete_masks for p in parts),
+                      frozenset(folders))
+
+
+def _folders(r: PartitionReader) -> set[str]:
+    """The URLs of the partition's directories that hold files and no directory. (Spark lists
+    a directory it is given, subdirectories too, and takes a ``k=v`` one for a partition
+    column, which its ORC reader then asks the ACID files for: they fail to read.)"""
+    held: set[str] = set()
+    nested: set[str] = set()
+    for p in r.part.listing.paths:
+        parts = p.path.split("/")
+        if len(parts) > 2 or (len(parts) == 2 and p.is_dir):
+            nested.add(parts[0])
+        elif len(parts) == 2:
+            held.add(parts[0])
+    return {_url(r, d) for d in held - nested}
 
 
 def _part(r: PartitionReader, plan: ReadPlan) -> Part | str:
