@@ -205,7 +205,7 @@ def test_shared_relations_hold_at_most_the_listing_threshold_of_files(spark, tmp
 
 
 def _two_buckets(part: str, wid: int) -> dict:
-    d = f"{part}/delta_{wid:07d}_{wid:07d}"
+    d = f"{part}/delta_{wid:07d}_{wid:07d}".lstrip("/")
     return {**delta(d, acid(events(wid, n=3))),
             f"{d}/bucket_00001": acid(events(wid, n=2, bucket=1))}
 
@@ -590,3 +590,40 @@ def test_file_path_strings_are_sparks_own(spark, tmp_path_factory, names):
     got = {r.f for r in frame.selectExpr("a", "_metadata.file_path AS f").collect()}
     assert got == {file_path(str(path))}
     assert frame.inputFiles() == [input_file(str(path))]
+
+
+LISTING_NAMES = ["bucket_00000", "_orc_acid_version", ".bucket_00000.crc", "_metadata",
+                 "_common_metadata", "_k=v", "b._COPYING_", "_SUCCESS", "a_b", "x=1", "é",
+                 "_metadata_x", ".hidden=1"]
+
+
+def test_which_files_sparks_listing_keeps_is_sparks_own(spark, tmp_path):
+    """A directory handed to Spark for its files is read whole: acidtool's rule for the files
+    Spark's listing keeps (``sparkpaths.listed``) is checked against Spark's listing."""
+    from acidtool.hiveacid.sparkpaths import input_file, listed
+
+    folder = tmp_path / "d"
+    folder.mkdir()
+    for name in LISTING_NAMES:
+        (folder / name).write_text("a\n")
+    got = set(spark.read.text(str(folder)).inputFiles())
+    assert got == {input_file(str(folder / n)) for n in LISTING_NAMES if listed(n)}
+    assert {n for n in LISTING_NAMES if not listed(n)} == {
+        "_orc_acid_version", ".bucket_00000.crc", "_SUCCESS", "b._COPYING_", ".hidden=1"}
+
+
+def test_a_scan_of_a_directorys_files_alone_is_given_the_directory_and_no_filter(spark,
+                                                                                 tmp_path):
+    """One partition: its delta of two bucket files is handed over as the directory, with no
+    filter by file to run on each row; with a file beside them that Hive does not read, as
+    the two files."""
+    table = build(tmp_path / "t", _two_buckets("", 1))
+    df = read_table(spark, str(table), native=True)
+    plan = _plan(df)
+    assert "InMemoryFileIndex(1 paths)" in plan and "__acid_file" not in plan, plan
+    assert same_three_ways(spark, table, with_row_id=True) == 5
+    (table / "delta_0000001_0000001" / "junk.txt").write_bytes(b"not ORC at all" * 50)
+    df = read_table(spark, str(table), native=True)
+    plan = _plan(df)
+    assert "InMemoryFileIndex(2 paths)" in plan and "__acid_file" not in plan, plan
+    assert same_three_ways(spark, table, with_row_id=True) == 5

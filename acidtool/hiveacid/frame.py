@@ -6,6 +6,7 @@ through ``_q`` (backquotes doubled), values only through ``_literal``, types thr
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pyarrow as pa
@@ -98,9 +99,9 @@ class _Scans:
     scan is a relation of its own, of its files, as where the shapes have a column named
     ``_metadata``."""
 
-    def __init__(self, spark, folders: frozenset[str] = frozenset()):
+    def __init__(self, spark, folders: Mapping[str, frozenset[str]] | None = None):
         self.spark = spark
-        self.folders = folders
+        self.folders = folders or {}
         self.asked: dict[str, tuple[Any, tuple[str, ...]]] = {}  # token: (schema, files)
         self.views: list[str] = []
 
@@ -144,25 +145,31 @@ class _Scans:
 
         schema = self.asked[tokens[0]][0]
         files = [f for t in tokens for f in self.asked[t][1]]
+        if len(tokens) == 1:  # its files alone, and no filter to run on each row: the
+            # directories whose files Spark lists are the scan's, the other files themselves
+            mine: dict[str, set[str]] = {}
+            for f in files:
+                mine.setdefault(f.rsplit("/", 1)[0], set()).add(f)
+            whole = {d: self.folders[d] for d, held in mine.items()
+                     if self.folders.get(d) == held}
+            where = _through(files, whole)
+            if where == files or not self._view(tokens, where, reads, None, exact=files):
+                self._view(tokens, files, reads, None)
+            return
         paths = {f: file_path(f) for f in files}
         if None not in paths.values() and \
-                "_metadata" not in {f.name.lower() for f in schema.fields}:
-            where = _through(files, self.folders)
-            if (len(tokens) > 1 or len(where) < len(files)) and \
-                    self._view(tokens, where, reads, paths):
-                return
-        if len(tokens) > 1:
-            for token in tokens:
-                self._relation([token], reads)
+                "_metadata" not in {f.name.lower() for f in schema.fields} and \
+                self._view(tokens, _through(files, self.folders), reads, paths):
             return
-        self._view(tokens, files, reads, None)
+        for token in tokens:
+            self._relation([token], reads)
 
     def _view(self, tokens: list[str], where: list[str], reads: dict[str, str],
-              paths: dict[str, str | None] | None) -> bool:
+              paths: dict[str, str | None] | None, exact: list[str] | None = None) -> bool:
         """A view of Spark's reading of ``where`` (files, or directories of them) for the
         scans; with ``paths`` (each file's ``_metadata.file_path``), each scan reads its own
-        files of it, and where Spark's ``inputFiles()`` do not hold the files as
-        ``sparkpaths`` says they would, no view is made (False)."""
+        files of it. No view is made (False) where Spark's ``inputFiles()`` do not hold the
+        files as ``sparkpaths`` says they would, or (``exact``) are not those files."""
         from .sparkpaths import input_file, unglobbed
 
         frame = self.spark.read.schema(self.asked[tokens[0]][0]).orc(
@@ -171,6 +178,8 @@ class _Scans:
             frame = frame.selectExpr("*", "_metadata.file_path AS __acid_file")
             if not {input_file(f) for f in paths} <= set(frame.inputFiles()):
                 return False
+        if exact is not None and set(frame.inputFiles()) != {input_file(f) for f in exact}:
+            return False
         view = f"__acid_scan_{tokens[0][11:]}"
         frame.createOrReplaceTempView(view)
         self.views.append(view)
@@ -186,7 +195,7 @@ class _Scans:
             self.spark.catalog.dropTempView(view)
 
 
-def _through(files: list[str], folders: frozenset[str]) -> list[str]:
+def _through(files: list[str], folders: Mapping[str, frozenset[str]]) -> list[str]:
     """What Spark is given to read the files: the directory of those in ``folders`` (once),
     the others themselves."""
     out: dict[str, None] = {}

@@ -38,7 +38,8 @@ ACID012): such a partition is read by the source (``_misplaced``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
@@ -49,6 +50,7 @@ from ..core.snapshot import IdList
 from ..io.arrowtypes import orc_type_to_arrow
 from ..table.read import PartitionReader, partition_values
 from ..table.readplan import ReadPlan, typed
+from .sparkpaths import listed
 
 EVENTS = ("operation", "originalTransaction", "bucket", "rowId", "currentTransaction")
 EVENT_TYPES = ("int", "bigint", "int", "bigint", "bigint")
@@ -114,9 +116,9 @@ class NativePlan:
     partition_columns: tuple[str, ...]
     rows: int = 0  # the data files' events (their footers' counts)
     delete_masks: int = 0  # at most (``_masks``)
-    # the directories of its files that hold no directory (``_folders``): Spark may be given
-    # such a directory for its files, and a filter on ``_metadata.file_path`` picks them
-    folders: frozenset[str] = frozenset()
+    # the directories of its files that hold no directory, each with the files Spark lists in
+    # it (``_folders``): Spark may be given such a directory for its files
+    folders: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
     def slower(self) -> str | None:
         """Why the ``hiveacid`` source would read this sooner (None: it would not)."""
@@ -144,7 +146,7 @@ def native_plan(plan: ReadPlan) -> NativePlan | str:
         readers.setdefault(id(unit.reader), unit.reader)
     parts = []
     ids = None
-    folders: set[str] = set()
+    folders: dict[str, frozenset[str]] = {}
     for r in readers.values():
         part = _part(r, plan)
         if isinstance(part, str):
@@ -152,27 +154,30 @@ def native_plan(plan: ReadPlan) -> NativePlan | str:
         ids = r.ids
         if part.scans:
             parts.append(part)
-            folders |= _folders(r)
+            folders.update(_folders(r))
     keys = tuple(plan.partition_types) or tuple(
         k for r in list(readers.values())[:1] for k, _ in partition_values(r.part.partition))
     return NativePlan(plan.schema, tuple(parts), ids if ids is not None else IdList(), keys,
                       sum(p.rows for p in parts), sum(p.delete_masks for p in parts),
-                      frozenset(folders))
+                      folders)
 
 
-def _folders(r: PartitionReader) -> set[str]:
-    """The URLs of the partition's directories that hold files and no directory. (Spark lists
-    a directory it is given, subdirectories too, and takes a ``k=v`` one for a partition
+def _folders(r: PartitionReader) -> dict[str, frozenset[str]]:
+    """The URLs of the partition's directories that hold files and no directory, each with
+    those of its files Spark's listing keeps (``sparkpaths.listed``). (Spark lists a
+    directory it is given, subdirectories too, and takes a ``k=v`` one for a partition
     column, which its ORC reader then asks the ACID files for: they fail to read.)"""
-    held: set[str] = set()
+    held: dict[str, set[str]] = {}
     nested: set[str] = set()
     for p in r.part.listing.paths:
         parts = p.path.split("/")
         if len(parts) > 2 or (len(parts) == 2 and p.is_dir):
             nested.add(parts[0])
         elif len(parts) == 2:
-            held.add(parts[0])
-    return {_url(r, d) for d in held - nested}
+            files = held.setdefault(parts[0], set())
+            if listed(parts[1]):
+                files.add(_url(r, p.path))
+    return {_url(r, d): frozenset(files) for d, files in held.items() if d not in nested}
 
 
 def _part(r: PartitionReader, plan: ReadPlan) -> Part | str:

@@ -17,6 +17,16 @@ _GLOB = "\\{}[]*?"
 _KEPT = frozenset(string.ascii_letters + string.digits + "-_.!~*'()" + ",;:$&+=" + "/@")
 
 
+def listed(name: str) -> bool:
+    """Whether Spark's listing of a directory keeps a file of this name (its
+    ``shouldFilterOutPathName``: a name beginning with ``_`` and holding no ``=``, one
+    beginning with ``.``, and one ending in ``._COPYING_`` are left out, but for Parquet's
+    ``_metadata`` and ``_common_metadata``)."""
+    left_out = (name.startswith("_") and "=" not in name) or name.startswith(".") or \
+        name.endswith("._COPYING_")
+    return not left_out or name.startswith(("_common_metadata", "_metadata"))
+
+
 def unglobbed(url: str) -> str:
     """A file's URL as Spark's reader takes it literally: Spark globs a path with any of
     ``{}[]*?\\`` (Hive escapes them in partition names, other writers may not)."""
