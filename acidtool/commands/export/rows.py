@@ -124,6 +124,9 @@ class ReadAhead:
         return itertools.chain(head, self._rows)
 
     def drop(self) -> None:
+        """Stop reading ahead (after the batch under way) and let go of what was read; the
+        files it had open are closed."""
         self._stop.set()
         self._thread.join()
         self._head = []
+        self._rows.close()
