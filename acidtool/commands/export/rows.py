@@ -7,7 +7,7 @@ from __future__ import annotations
 import itertools
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Generator, Iterator
 
 import pyarrow as pa
 
@@ -56,7 +56,7 @@ def unit_rows(unit, job: Job) -> Iterator[pa.Table]:
         yield conform(t, job.arrow, job.truncate)
 
 
-def group_rows(units: list, job: Job) -> Iterator[pa.Table | None]:
+def group_rows(units: list, job: Job) -> Generator[pa.Table | None, None, None]:
     """The rows of a group's units in turn, None after each unit's last."""
     for unit in units:
         yield from unit_rows(unit, job)

@@ -379,6 +379,9 @@ def run_export(plan: ExportPlan, work: ExportWork, opts: ExportOptions,
                 if ahead is not None and ahead.units == units:
                     rows, ahead = ahead.rows(), None
                 counts += run_group(commit, job, units, tasks, unit_done, rows)
+            if ahead is not None:  # (read ahead for a group there was not)
+                ahead.drop()
+                ahead = None
         if plan.action == "incremental" and not plan.source.partitions:
             # partitions Hive no longer has (dropped, or emptied): all their rows go
             for task in work.gone:
