@@ -579,3 +579,24 @@ def test_a_raw_file_that_does_not_fit_the_table_goes_to_a_person_at_plan_time(tm
     before = tree(root)
     out = run("repair", root, "--write-id", "2", "--apply")
     assert out.code == 1 and tree(root) == before
+
+
+def test_a_sigterm_once_the_command_is_over_goes_to_the_handler_it_would_meet(tmp_path):
+    """A SIGTERM that lands while the CLI gives the signal handlers back (the command done):
+    no traceback and no exit status 1 (a CI run saw one), but the signal sent again to the
+    handler it then meets: here the default's, which ends the process by SIGTERM."""
+    table = build(tmp_path / "t", delta("delta_0000001_0000001_0000", acid(events(1))))
+    code = (
+        "import os, signal, sys\n"
+        "import acidtool.cli.main as m\n"
+        "real = signal.signal\n"
+        "def hooked(sig, handler):\n"
+        "    if m._FINISHED and sig == signal.SIGTERM and handler is not m._terminated:\n"
+        "        os.kill(os.getpid(), signal.SIGTERM)  # before the handler is given back\n"
+        "    return real(sig, handler)\n"
+        "signal.signal = hooked\n"
+        "m.main(sys.argv[1:])\n")
+    proc = subprocess.run([sys.executable, "-c", code, "ls", str(table)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == -signal.SIGTERM, (proc.returncode, proc.stderr)
+    assert "Traceback" not in proc.stderr and "delta_0000001_0000001_0000" in proc.stdout

@@ -50,13 +50,19 @@ def main(argv: list[str] | None = None) -> None:
     except ValueError:  # not the main thread (a library caller's): signals stay theirs
         previous = previous_int = None
     hook, sys.unraisablehook = sys.unraisablehook, _unraisable(sys.unraisablehook)
+    _FINISHED.clear()
     try:
         status = _run(args, traceback)
     finally:
+        # the command is over: a SIGTERM from here on is recorded, not raised in the middle
+        # of giving the handlers back, and is then sent again to the handler it would meet
+        _FINISHED.append(len(_SIGNALLED))
         sys.unraisablehook = hook
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
             signal.signal(signal.SIGINT, previous_int)
+            if len(_SIGNALLED) > _FINISHED[0]:
+                os.kill(os.getpid(), signal.SIGTERM)
     sys.exit(int(status) if isinstance(status, int) else ExitStatus.OK)
 
 
@@ -155,13 +161,15 @@ def _argument_metavar(param):
 
 # SIGTERM arrived (typer turns the exception into exit status 130)
 _SIGNALLED = TERMINATED
+# set once the command is over (how many SIGTERMs had arrived by then)
+_FINISHED: list[int] = []
 
 
 def _terminated(signum, frame) -> None:
     """SIGTERM as an exception where the process is, so that cleanup runs as for Ctrl-C
     (recorded only while a roll-back or a lock's release runs: see io.commit.shielded)."""
     _SIGNALLED.append(signum)
-    if not _deferred():
+    if not _FINISHED and not _deferred():
         raise Terminated()
 
 
