@@ -191,13 +191,15 @@ def test_rows_read_ahead_are_exported_once_each(tmp_path, monkeypatch, flush):
     table, lake = _three_units(tmp_path / "t"), tmp_path / "lake"
     first = export(table, lake)
     assert first.code == 0, first.err
-    assert first.json()["rows_added"] == 103 and used == ["rows"]
+    # taken by the first group (then let go, which closes what it had open)
+    assert first.json()["rows_added"] == 103 and used[:1] == ["rows"]
+    used.clear()
     assert iceberg_rows(lake) == read_rows(table)
     build(table, in_part("p=a", delta("delete_delta_0000003_0000003_0000",
                                       acid(events(1, n=2, op=DELETE, current=3)))))
     second = export(table, lake, "--incremental")
     assert second.code == 0, second.err
-    assert second.json()["rows_deleted"] == 2 and used == ["rows", "drop"]
+    assert second.json()["rows_deleted"] == 2 and used == ["drop"]
     assert iceberg_rows(lake) == read_rows(table)
     assert not _read_ahead_alive()
 

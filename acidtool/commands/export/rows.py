@@ -95,7 +95,6 @@ class ReadAhead:
     (``rows``); any other ``drop``s them."""
 
     def __init__(self, units: list, job: Job) -> None:
-        self.units = units
         self._rows = group_rows(units, job)
         self._head: list[pa.Table | None] = []
         self._error: BaseException | None = None

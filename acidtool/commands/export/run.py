@@ -205,8 +205,7 @@ def plan_export(target: Target, opts: ExportOptions, given: str = "", *,
         plan, work = _plan_iceberg(opts, ident, source, read, readers, arrow, columns,
                                    dry_run)
     except BaseException:
-        if ahead is not None:
-            ahead.drop()
+        _drop(ahead)
         raise
     work.ahead = ahead
     return plan, work
@@ -333,24 +332,43 @@ def run_export(plan: ExportPlan, work: ExportWork, opts: ExportOptions,
     started = time.monotonic()
     result = ExportResult(plan)
     ahead, work.ahead = work.ahead, None
-    if ahead is not None and (plan.action != "create" or runner is not None):
-        ahead.drop()
+    if plan.action != "create" or runner is not None:
+        _drop(ahead)  # (only a new table's own writes take it)
         ahead = None
-    if plan.action == "nothing":
-        return result
-    mode = "full" if plan.action == "create" else "incremental"
     try:
-        if plan.action == "create":
-            commit = iceberg.Commit.create(work.catalog, work.ident, work.arrow,
-                                           work.partition_columns, {})
-        else:
-            commit = iceberg.Commit.on(work.catalog, work.table)
-            if len(work.arrow) > 1 + len(work.partition_columns):  # not an empty snapshot
-                result.columns_added = commit.evolve(work.arrow)
-    except BaseException:
-        if ahead is not None:
-            ahead.drop()
-        raise
+        if plan.action == "nothing":
+            return result
+        counts, commit = _write(plan, work, opts, result, progress, runner, ahead)
+    finally:
+        _drop(ahead)  # (closes its files, if the first group did not read them all)
+    result.rows_added, result.rows_deleted = counts.added, counts.deleted
+    result.files_added = len(commit.written)
+    result.files_removed = len(commit.dropped)
+    table = iceberg.load(work.catalog, work.ident)
+    snap = table.current_snapshot() if table is not None else None
+    result.snapshot_id = snap.snapshot_id if snap is not None else None
+    result.seconds = time.monotonic() - started
+    return result
+
+
+def _drop(ahead: ReadAhead | None) -> None:
+    if ahead is not None:
+        ahead.drop()
+
+
+def _write(plan: ExportPlan, work: ExportWork, opts: ExportOptions, result: ExportResult,
+           progress: Callable[[int, int], None] | None, runner: Callable | None,
+           ahead: ReadAhead | None) -> tuple[Counts, iceberg.Commit]:
+    """The data files written and committed (or, on failure, removed); ``ahead``: the first
+    group's rows, read ahead."""
+    mode = "full" if plan.action == "create" else "incremental"
+    if plan.action == "create":
+        commit = iceberg.Commit.create(work.catalog, work.ident, work.arrow,
+                                       work.partition_columns, {})
+    else:
+        commit = iceberg.Commit.on(work.catalog, work.table)
+        if len(work.arrow) > 1 + len(work.partition_columns):  # not an empty snapshot
+            result.columns_added = commit.evolve(work.arrow)
     try:
         job = Job(work.arrow, _read_schema(work), opts.truncate_timestamps,
                   plan.source.insert_only, commit.metadata, commit.io, _before_txns(plan))
@@ -374,14 +392,9 @@ def run_export(plan: ExportPlan, work: ExportWork, opts: ExportOptions,
                 if progress:
                     progress(done[0], len(work.read_plan.units))
 
-            for units, tasks in groups:
-                rows = None
-                if ahead is not None and ahead.units == units:
-                    rows, ahead = ahead.rows(), None
+            for i, (units, tasks) in enumerate(groups):
+                rows = ahead.rows() if i == 0 and ahead is not None else None
                 counts += run_group(commit, job, units, tasks, unit_done, rows)
-            if ahead is not None:  # (read ahead for a group there was not)
-                ahead.drop()
-                ahead = None
         if plan.action == "incremental" and not plan.source.partitions:
             # partitions Hive no longer has (dropped, or emptied): all their rows go
             for task in work.gone:
@@ -389,18 +402,9 @@ def run_export(plan: ExportPlan, work: ExportWork, opts: ExportOptions,
                 counts.deleted += task.file.record_count
         commit.commit(plan.source.properties(mode))
     except BaseException:
-        if ahead is not None:
-            ahead.drop()
         commit.abandon()
         raise
-    result.rows_added, result.rows_deleted = counts.added, counts.deleted
-    result.files_added = len(commit.written)
-    result.files_removed = len(commit.dropped)
-    table = iceberg.load(work.catalog, work.ident)
-    snap = table.current_snapshot() if table is not None else None
-    result.snapshot_id = snap.snapshot_id if snap is not None else None
-    result.seconds = time.monotonic() - started
-    return result
+    return counts, commit
 
 
 def _read_schema(work: ExportWork) -> pa.Schema:
