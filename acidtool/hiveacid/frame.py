@@ -103,6 +103,7 @@ class _Scans:
         self.spark = spark
         self.folders = folders or {}
         self.asked: dict[str, tuple[Any, tuple[str, ...]]] = {}  # token: (schema, files)
+        self.given: dict[str, list[str]] = {}  # token: the paths Spark is given for its files
         self.views: list[str] = []
 
     def __call__(self, schema, files) -> str:
@@ -110,6 +111,7 @@ class _Scans:
 
         token = f"__acid_ask_{uuid.uuid4().hex}"
         self.asked[token] = (schema, tuple(files))
+        self.given[token] = _through(list(files), self.folders)
         return token
 
     def made(self, statement: str) -> str:
@@ -127,7 +129,7 @@ class _Scans:
             group: list[str] = []
             count = 0  # the paths Spark is given for the group's files
             for token in tokens:
-                size = len(_through(list(self.asked[token][1]), self.folders))
+                size = len(self.given[token])
                 count += size
                 if group and count > limit:
                     self._relation(group, reads)
@@ -159,7 +161,8 @@ class _Scans:
         paths = {f: file_path(f) for f in files}
         if None not in paths.values() and \
                 "_metadata" not in {f.name.lower() for f in schema.fields} and \
-                self._view(tokens, _through(files, self.folders), reads, paths):
+                self._view(tokens, list(dict.fromkeys(p for t in tokens for p in self.given[t])),
+                           reads, paths):
             return
         for token in tokens:
             self._relation([token], reads)
