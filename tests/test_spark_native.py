@@ -505,6 +505,16 @@ def test_the_default_takes_the_source_where_it_reads_sooner(spark, tmp_path, mon
     assert why is not None and why.startswith("2 partitions with deletes"), why
     assert "FileScan orc" not in _plan(df) and df.count() == 88
     assert "FileScan orc" in _plan(read_table(spark, str(deleting), native=True))
+    # unless the source would read many partition buckets a join (here 3 for 2), up to
+    # JOINS_MOST joins
+    monkeypatch.setattr(native, "BUCKETS_A_JOIN", 2)
+    assert "2 partitions with deletes, 3 partition buckets" in \
+        read_table_and_why(spark, str(deleting))[1]
+    monkeypatch.setattr(native, "BUCKETS_A_JOIN", 1)
+    df, why = read_table_and_why(spark, str(deleting))
+    assert why is None and "FileScan orc" in _plan(df) and df.count() == 88
+    monkeypatch.setattr(native, "JOINS_MOST", 1)
+    assert read_table_and_why(spark, str(deleting))[1].startswith("2 partitions with deletes")
 
 
 def test_a_metastore_table_reads_natively_with_its_names_types_and_snapshot(metastore, spark,

@@ -104,8 +104,18 @@ PARTITIONS_PAST = 200
 # whole plan as each join's broadcast is done: read whole, 5 partitions of a few rows took
 # 0.9-1.0 s (the source 0.3-0.4 s), 20 took 2.8-3.4 s, 50 took 40-60 s (the source 2 s). (One
 # join of every partition's rows and deletes instead took Spark's optimizer 8 s for 50
-# partitions, and a second read ran a 1 GB driver out of memory.) Past this many, the source.
+# partitions, and a second read ran a 1 GB driver out of memory.) Past this many, the source,
+# unless the source would read many files a join: it costs about 35-40 ms a file (a unit of its
+# read, planned and run in a Python worker), each join of Spark's plan about 0.3-0.5 s. Read
+# whole (local[2], source against Spark's plan): 10 partitions of 16 bucket files, 10,000 rows
+# each, 5.7 s against 2.5-3.2 s; 12 of 16, 50,000 rows each, 8.2 against 5.2 s; 20 of 16,
+# 10,000 rows each, 12.4 against 8.5 s; but 12 partitions of 4 files, 200,000 rows each, 3.9
+# against 5.0-6.2 s; 20 of 4, 5,000 rows each, 3.4 against 5.1 s; and 30 of 16, 1,000 rows
+# each, 15.5 s both. So: up to JOINS_MOST joins, Spark's plan where the source would read at
+# least BUCKETS_A_JOIN files a join (a unit of its read: a bucket's files of a partition).
 JOINS_PAST = 8
+JOINS_MOST = 20
+BUCKETS_A_JOIN = 10
 
 
 @dataclass(frozen=True)
@@ -116,6 +126,7 @@ class NativePlan:
     partition_columns: tuple[str, ...]
     rows: int = 0  # the data files' events (their footers' counts)
     delete_masks: int = 0  # at most (``_masks``)
+    units: int = 0  # the read plan's units (a bucket's files of a partition): the source's reads
     # the directories of its files that hold no directory, each with the files Spark lists in
     # it (``_folders``): Spark may be given such a directory for its files
     folders: Mapping[str, frozenset[str]] = field(default_factory=dict)
@@ -126,11 +137,16 @@ class NativePlan:
             return (f"{len(self.parts)} partitions (Spark's plan holds a branch of each: the "
                     "driver plans for about 25 ms a partition)")
         joins = sum(1 for p in self.parts if p.deletes)
-        if joins > JOINS_PAST:
-            return (f"{joins} partitions with deletes (past {JOINS_PAST}: Spark's plan joins "
-                    "each with its deletes and re-plans the whole plan as each join's broadcast "
-                    "is done; read_table(native=True) takes it anyway, and a read of one "
-                    "partition's directory, or with partitions=[...], plans only those)")
+        if joins > JOINS_PAST and not (joins <= JOINS_MOST and
+                                       self.units >= BUCKETS_A_JOIN * joins):
+            return (f"{joins} partitions with deletes, {self.units} partition buckets (Spark's "
+                    "plan joins each partition with its deletes, and re-plans the whole plan as "
+                    "each join's broadcast is done: about 0.3-0.5 s a join, where the source "
+                    f"reads a partition bucket in about 40 ms; past {JOINS_PAST} joins the "
+                    f"source, unless there are at most {JOINS_MOST} with {BUCKETS_A_JOIN} "
+                    "buckets a join or more); read_table(native=True) takes it anyway, and a "
+                    "read of one partition's directory, or with partitions=[...], plans only "
+                    "those")
         if self.delete_masks > DELETES_PAST * max(self.rows, 1):
             masks = f"{self.delete_masks:,} mask" + ("s" if self.delete_masks > 1 else "")
             return (f"its deletes make up to {masks} of 64 row ids for {self.rows:,} rows: "
@@ -159,7 +175,7 @@ def native_plan(plan: ReadPlan) -> NativePlan | str:
         k for r in list(readers.values())[:1] for k, _ in partition_values(r.part.partition))
     return NativePlan(plan.schema, tuple(parts), ids if ids is not None else IdList(), keys,
                       sum(p.rows for p in parts), sum(p.delete_masks for p in parts),
-                      folders)
+                      units=len(plan.units), folders=folders)
 
 
 def _folders(r: PartitionReader) -> dict[str, frozenset[str]]:
