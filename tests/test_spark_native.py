@@ -508,7 +508,7 @@ def test_the_default_takes_the_source_where_it_reads_sooner(spark, tmp_path, mon
     # unless the source would read many partition buckets a join (here 3 for 2), up to
     # JOINS_MOST joins
     monkeypatch.setattr(native, "BUCKETS_A_JOIN", 2)
-    assert "2 partitions with deletes, 3 partition buckets" in \
+    assert "2 partitions with deletes and 3 partition buckets" in \
         read_table_and_why(spark, str(deleting))[1]
     monkeypatch.setattr(native, "BUCKETS_A_JOIN", 1)
     df, why = read_table_and_why(spark, str(deleting))

@@ -139,14 +139,12 @@ class NativePlan:
         joins = sum(1 for p in self.parts if p.deletes)
         if joins > JOINS_PAST and not (joins <= JOINS_MOST and
                                        self.units >= BUCKETS_A_JOIN * joins):
-            return (f"{joins} partitions with deletes, {self.units} partition buckets (Spark's "
-                    "plan joins each partition with its deletes, and re-plans the whole plan as "
-                    "each join's broadcast is done: about 0.3-0.5 s a join, where the source "
-                    f"reads a partition bucket in about 40 ms; past {JOINS_PAST} joins the "
-                    f"source, unless there are at most {JOINS_MOST} with {BUCKETS_A_JOIN} "
-                    "buckets a join or more); read_table(native=True) takes it anyway, and a "
-                    "read of one partition's directory, or with partitions=[...], plans only "
-                    "those")
+            return (f"{joins} partitions with deletes and {self.units} partition buckets: past "
+                    f"{JOINS_PAST} (or {JOINS_MOST} with {BUCKETS_A_JOIN} buckets a join or "
+                    "more), Spark's plan, a join a partition and the plan re-planned after "
+                    "each, costs more than the source's tasks, one a bucket; "
+                    "read_table(native=True) takes it anyway, and a read of one partition's "
+                    "directory, or with partitions=[...], plans only those")
         if self.delete_masks > DELETES_PAST * max(self.rows, 1):
             masks = f"{self.delete_masks:,} mask" + ("s" if self.delete_masks > 1 else "")
             return (f"its deletes make up to {masks} of 64 row ids for {self.rows:,} rows: "
