@@ -13,6 +13,9 @@ plain read skip its columns). Best of three runs each.
 * The same 10 partitions read whole, against ``spark.read.orc`` of their plain copies: the
   delete step of each partition (100,000 events) as the anti join of its events (the
   default, up to ``native.ANTI_PAST`` events) and as masks.
+* 10 partitions of 16 buckets of 10,000 rows: the default (Spark's own plan, past
+  ``native.JOINS_PAST`` joins where there are ``BUCKETS_A_JOIN`` partition buckets a join)
+  against the source, read whole and with ``.where("p = '3'")``.
 
 Spark's ORC reader cannot read the ACID files as plain rows (an ACID file must be read with
 all six event columns): the baseline reads a plain copy of the same rows, written beside them
@@ -44,12 +47,12 @@ from acidtool.core.bucket import encode_v1  # noqa: E402
 BUCKETS = 4
 
 
-def build(root: Path, rows: int, copies: Path | None = None) -> list[str]:
-    """base_0000001 with BUCKETS bucket files and a delete delta removing every tenth row; the
-    plain copies of the rows (the baseline's files)."""
+def build(root: Path, rows: int, copies: Path | None = None, buckets: int = BUCKETS) -> list[str]:
+    """base_0000001 with ``buckets`` bucket files and a delete delta removing every tenth row;
+    the plain copies of the rows (the baseline's files)."""
     files = []
-    per = rows // BUCKETS
-    for b in range(BUCKETS):
+    per = rows // buckets
+    for b in range(buckets):
         prop = encode_v1(b, 0)
         chunks = []
         for s in range(0, per, 1_000_000):
@@ -176,6 +179,26 @@ def main() -> None:
               f"Spark's own plan {w['anti']:.2f} s (anti joins), {w['masks']:.2f} s (masks)")
         print(f"RATIO partitioned full read: {w['anti'] / w['plain']:.2f}x (anti joins), "
               f"{w['masks'] / w['plain']:.2f}x (masks)")
+
+        # many small buckets: the default's choice between Spark's plan (a join a partition)
+        # and the source (a task a partition bucket), native.JOINS_PAST and BUCKETS_A_JOIN
+        from acidtool.spark import read_table_and_why
+
+        small = Path(tmp) / "small"
+        for p in range(10):
+            build(small / f"p={p}", 160_000, Path(tmp) / f"small-{p}", buckets=16)
+        why = read_table_and_why(spark, str(small))[1]
+        s = {"default": best(3, lambda: consume(read_table(spark, str(small)))),
+             "source": best(3, lambda: consume(read_table(spark, str(small), native=False))),
+             "filter": best(3, lambda: consume(read_table(spark, str(small)).where(
+                 F.col("p") == "3"))),
+             "source_filter": best(3, lambda: consume(read_table(
+                 spark, str(small), native=False).where(F.col("p") == "3")))}
+        print(f"10 partitions of 16 buckets, 10,000 rows each: the default "
+              f"({'Spark' + chr(39) + 's own plan' if why is None else 'the source'}) "
+              f"{s['default']:.2f} s, the source {s['source']:.2f} s; .where(p = '3'): the "
+              f"default {s['filter']:.2f} s, the source {s['source_filter']:.2f} s (it prunes "
+              "only with Spark's Python filter pushdown on)")
     spark.stop()
 
 
