@@ -144,7 +144,7 @@ def test_without_statistics_the_deletes_are_joined_on_three_keys(spark, tmp_path
     assert "__acid_key" in plan
     assert ("LeftAnti" in plan) == (step == "anti") and ("__acid_mask" in plan) == (
         step == "masks"), plan
-    monkeypatch.setattr(frame, "_packed", lambda part, bits=0: None)
+    monkeypatch.setattr(frame, "_packed", lambda part, bits=0, narrow=False: None)
     three = read_table(spark, str(table), native=True, with_row_id=True)
     plan = _plan(three)
     assert "__acid_key" not in plan
@@ -181,8 +181,11 @@ def test_partitions_typed_escaped_and_null_are_literals_spark_prunes(spark, tmp_
 
 def test_shared_relations_hold_at_most_the_listing_threshold_of_files(spark, tmp_path):
     """Past spark.sql.sources.parallelPartitionDiscovery.threshold files Spark lists a
-    relation's files with a job: the partitions' scans share relations of at most that many,
-    with the same rows."""
+    relation's files with a job: the partitions' files are read by relations of at most that
+    many paths, with the same rows, and a filter on the partition column still reads only
+    that partition's files."""
+    import re
+
     layout = {}
     for p in range(5):
         layout.update(delta(f"p={p}/delta_0000001_0000001_0000", acid(events(1, n=3))))
@@ -194,12 +197,16 @@ def test_shared_relations_hold_at_most_the_listing_threshold_of_files(spark, tmp
     spark.conf.set(key, "2")
     try:
         df = read_table(spark, str(table), native=True)
-        sizes = sorted(len(s.inputFiles()) for s in
-                       [df.where(f"p = '{p}'") for p in range(5)])
-        # (partitions 0-1 and 2-3 read a data and a delete relation of 2 files each, 4 a
-        # relation of 1 of each)
-        assert sizes == [2, 4, 4, 4, 4], sizes
+        # (5 data directories and 5 delete deltas: relations of 2, 2 and 1 of each; Spark
+        # pushes the join into each branch of the rows' union, the deletes' broadcast shared)
+        sizes = {int(n) for n in re.findall(r"InMemoryFileIndex\((\d+) paths\)",
+                                             df._jdf.queryExecution().sparkPlan().toString())}
+        assert sizes == {1, 2}, sizes
         assert same_three_ways(spark, table, with_row_id=True) == 10
+        for f in table.rglob("bucket_*"):
+            if "p=3" not in str(f):
+                f.write_bytes(b"not ORC at all" * 100)
+        assert sorted(r.id for r in df.where("p = '3'").collect()) == [1, 2]  # (0 deleted)
     finally:
         spark.conf.set(key, before)
 
@@ -212,20 +219,25 @@ def _two_buckets(part: str, wid: int) -> dict:
 
 def test_a_directory_is_handed_to_spark_for_its_files_and_its_other_files_stay_unread(
         spark, tmp_path):
-    """A delta of two bucket files is given to Spark as its directory: a file beside them that
-    Hive does not read (here not ORC at all) is listed and never opened. A directory holding
-    a directory (a ``k=v`` one, which Spark would take for a partition column) is not given:
-    its files are."""
-    layout = {**_two_buckets("p=1", 1), **_two_buckets("p=2", 1),
+    """A delta of two bucket files is given to Spark as its directory. A file beside them
+    that Hive does not read (here not ORC at all) keeps its directory from being given: the
+    files are, and the other is never listed. A directory holding a directory (a ``k=v``
+    one, which Spark would take for a partition column) is not given either."""
+    import re
+
+    layout = {**_two_buckets("p=1", 1), **_two_buckets("p=2", 1), **_two_buckets("p=3", 1),
               "p=1/delta_0000001_0000001/junk.txt": b"not ORC at all" * 50,
               "p=2/delta_0000001_0000001/x=1/junk.txt": b"not ORC at all" * 50}
     table = build(tmp_path / "t", layout)
-    assert same_three_ways(spark, table, with_row_id=True) == 10
+    assert same_three_ways(spark, table, with_row_id=True) == 15
     df = read_table(spark, str(table), native=True)
     listed = {unquote(f).split("/t/", 1)[1] for f in df.inputFiles()}
-    assert "p=1/delta_0000001_0000001/junk.txt" in listed  # (the directory was given)
-    assert not any("x=1" in f for f in listed)  # (its files were)
+    assert len(listed) == 6 and not any("junk" in f for f in listed), listed
+    # p=1's and p=2's two files each, p=3's directory
+    assert re.findall(r"InMemoryFileIndex\((\d+) paths\)",
+                      df._jdf.queryExecution().sparkPlan().toString()) == ["5"]
     assert "x" not in df.columns
+    assert sorted(r.id for r in df.where("p = '1'").collect()) == [0, 0, 1, 1, 2]
 
 
 ODD = ("struct<`my col`:int,`a{b}'c`:string,s:struct<`x y`:int,z:array<string>>,"
@@ -490,8 +502,7 @@ def test_the_default_takes_the_source_where_it_reads_sooner(spark, tmp_path, mon
     monkeypatch.setattr(native, "PARTITIONS_PAST", 1)
     assert "2 partitions" in read_table_and_why(spark, str(parted))[1]
 
-    # each partition with deletes is a join of its own, which Spark re-plans the whole plan
-    # after: past JOINS_PAST of them, the source
+    # the partitions are one scan of their data files and one join with all their deletes
     monkeypatch.setattr(native, "PARTITIONS_PAST", 200)
     deleting = build(tmp_path / "deleting", {
         **delta("p=1/delta_0000001_0000001_0000", acid(events(1, n=30))),
@@ -499,22 +510,12 @@ def test_the_default_takes_the_source_where_it_reads_sooner(spark, tmp_path, mon
         **delta("p=2/delta_0000001_0000001_0000", acid(events(1, n=30))),
         **delta("p=2/delete_delta_0000002_0000002_0000", _deletes(2, [(1, 536870912, 2)])),
         **delta("p=3/delta_0000001_0000001_0000", acid(events(1, n=30)))})
-    assert read_table_and_why(spark, str(deleting))[1] is None
-    monkeypatch.setattr(native, "JOINS_PAST", 1)
     df, why = read_table_and_why(spark, str(deleting))
-    assert why is not None and why.startswith("2 partitions with deletes"), why
-    assert "FileScan orc" not in _plan(df) and df.count() == 88
-    assert "FileScan orc" in _plan(read_table(spark, str(deleting), native=True))
-    # unless the source would read many partition buckets a join (here 3 for 2), up to
-    # JOINS_MOST joins
-    monkeypatch.setattr(native, "BUCKETS_A_JOIN", 2)
-    assert "2 partitions with deletes and 3 partition buckets" in \
-        read_table_and_why(spark, str(deleting))[1]
-    monkeypatch.setattr(native, "BUCKETS_A_JOIN", 1)
-    df, why = read_table_and_why(spark, str(deleting))
-    assert why is None and "FileScan orc" in _plan(df) and df.count() == 88
-    monkeypatch.setattr(native, "JOINS_MOST", 1)
-    assert read_table_and_why(spark, str(deleting))[1].startswith("2 partitions with deletes")
+    plan = df._jdf.queryExecution().sparkPlan().toString()
+    assert why is None and plan.count("BroadcastHashJoin") == 1, plan
+    assert plan.count("FileScan orc") == 2 and df.count() == 88, plan
+    got = {(r.p, r.id) for r in df.collect()}
+    assert ("1", 1) not in got and ("2", 2) not in got and {("1", 2), ("2", 1), ("3", 1)} <= got
 
 
 def test_a_metastore_table_reads_natively_with_its_names_types_and_snapshot(metastore, spark,

@@ -15,8 +15,11 @@ partition, the snapshot's files). Then each partition's rows are Spark's own ope
 * its delete deltas' events (operation 2, a currentTransaction the snapshot sees) are read
   the same way, ``row`` as an empty struct, made masks of 64 row ids each, broadcast and
   joined (see ``frame._deletes``; docs/spark.md has the alternatives measured);
-* its partition values are literals, so a filter on a partition column leaves the other
-  partitions' scans out of the plan before any file is opened.
+* a table of many partitions is one scan of each row shape's files of them all and one join
+  (``NativePlan.joined``): a row's partition is told by its file's path, which a filter on a
+  partition column becomes a test of, and Spark leaves the other partitions' files unopened
+  (``frame._joined_sql``). Hive 2.3's legacy layout is a branch of the plan a partition, its
+  partition values literals.
 
 An insert-only table's ORC files are the rows themselves: a scan per shape, nothing else.
 Hive 2.3's legacy layout (update and delete events beside the inserts, no delete deltas) is
@@ -83,6 +86,7 @@ class Part:
     # (min, max) of the delete events' originalTransaction, bucket and rowId, by the files'
     # statistics (None: a file gives none)
     delete_ranges: tuple[tuple[int, int], ...] | None = None
+    folder: str = ""  # the partition's directory (as ``_url`` gives its files)
 
 
 # Measured (benchmarks/bench_spark_read.py, 10M rows, local[2]): the delete step costs Spark's
@@ -100,22 +104,10 @@ ANTI_PAST = 200_000
 # A branch of the plan per partition: building it costs the driver about 15 ms a partition, and
 # Spark's optimizer about 10 ms more.
 PARTITIONS_PAST = 200
-# Each partition with deletes is a join of its own, and Spark's adaptive execution re-plans the
-# whole plan as each join's broadcast is done: read whole, 5 partitions of a few rows took
-# 0.9-1.0 s (the source 0.3-0.4 s), 20 took 2.8-3.4 s, 50 took 40-60 s (the source 2 s). (One
-# join of every partition's rows and deletes instead took Spark's optimizer 8 s for 50
-# partitions, and a second read ran a 1 GB driver out of memory.) Past this many, the source,
-# unless the source would read many files a join: it costs about 35-40 ms a file (a unit of its
-# read, planned and run in a Python worker), each join of Spark's plan about 0.3-0.5 s. Read
-# whole (local[2], source against Spark's plan): 10 partitions of 16 bucket files, 10,000 rows
-# each, 5.7 s against 2.5-3.2 s; 12 of 16, 50,000 rows each, 8.2 against 5.2 s; 20 of 16,
-# 10,000 rows each, 12.4 against 8.5 s; but 12 partitions of 4 files, 200,000 rows each, 3.9
-# against 5.0-6.2 s; 20 of 4, 5,000 rows each, 3.4 against 5.1 s; and 30 of 16, 1,000 rows
-# each, 15.5 s both. So: up to JOINS_MOST joins, Spark's plan where the source would read at
-# least BUCKETS_A_JOIN files a join (a unit of its read: a bucket's files of a partition).
-JOINS_PAST = 8
-JOINS_MOST = 20
-BUCKETS_A_JOIN = 10
+# (Before a table of many partitions was one join, ``joined``, each partition with deletes was a
+# join of its own, and Spark's adaptive execution re-planned the whole plan as each join's
+# broadcast was done: 20 partitions of a few rows took 2.8-3.4 s, 50 took 40-60 s, and past 8
+# of them the default took the source. One join has no such cost.)
 
 
 @dataclass(frozen=True)
@@ -126,25 +118,23 @@ class NativePlan:
     partition_columns: tuple[str, ...]
     rows: int = 0  # the data files' events (their footers' counts)
     delete_masks: int = 0  # at most (``_masks``)
-    units: int = 0  # the read plan's units (a bucket's files of a partition): the source's reads
     # the directories of its files that hold no directory, each with the files Spark lists in
     # it (``_folders``): Spark may be given such a directory for its files
     folders: Mapping[str, frozenset[str]] = field(default_factory=dict)
+
+    @property
+    def joined(self) -> bool:
+        """Whether its partitions are read as one scan a row shape and one join (frame.py's
+        ``_joined_sql``), not a branch of the plan a partition: two or more, none of Hive
+        2.3's legacy layout, all of one kind (ACID or insert-only) and row names."""
+        return len(self.parts) > 1 and not any(p.legacy for p in self.parts) and \
+            len({(p.plain, p.row_names) for p in self.parts}) == 1
 
     def slower(self) -> str | None:
         """Why the ``hiveacid`` source would read this sooner (None: it would not)."""
         if len(self.parts) > PARTITIONS_PAST:
             return (f"{len(self.parts)} partitions (Spark's plan holds a branch of each: the "
                     "driver plans for about 25 ms a partition)")
-        joins = sum(1 for p in self.parts if p.deletes)
-        if joins > JOINS_PAST and not (joins <= JOINS_MOST and
-                                       self.units >= BUCKETS_A_JOIN * joins):
-            return (f"{joins} partitions with deletes and {self.units} partition buckets: past "
-                    f"{JOINS_PAST} (or {JOINS_MOST} with {BUCKETS_A_JOIN} buckets a join or "
-                    "more), Spark's plan, a join a partition and the plan re-planned after "
-                    "each, costs more than the source's tasks, one a bucket; "
-                    "read_table(native=True) takes it anyway, and a read of one partition's "
-                    "directory, or with partitions=[...], plans only those")
         if self.delete_masks > DELETES_PAST * max(self.rows, 1):
             masks = f"{self.delete_masks:,} mask" + ("s" if self.delete_masks > 1 else "")
             return (f"its deletes make up to {masks} of 64 row ids for {self.rows:,} rows: "
@@ -173,7 +163,7 @@ def native_plan(plan: ReadPlan) -> NativePlan | str:
         k for r in list(readers.values())[:1] for k, _ in partition_values(r.part.partition))
     return NativePlan(plan.schema, tuple(parts), ids if ids is not None else IdList(), keys,
                       sum(p.rows for p in parts), sum(p.delete_masks for p in parts),
-                      units=len(plan.units), folders=folders)
+                      folders=folders)
 
 
 def _folders(r: PartitionReader) -> dict[str, frozenset[str]]:
@@ -238,7 +228,8 @@ def _part(r: PartitionReader, plan: ReadPlan) -> Part | str:
                 tuple(r.row_names) if r.row_names else None,
                 _events(footers, data), sum(_masks(footers[rel]) for rel in dels),
                 _events(footers, dels), plain=r.snapshot.insert_only,
-                delete_ranges=_ranges([footers[rel] for rel in dels]), legacy=legacy)
+                delete_ranges=_ranges([footers[rel] for rel in dels]), legacy=legacy,
+                folder=_url(r, "").rstrip("/"))
 
 
 def _events(footers: dict, rels: list[str]) -> int:
