@@ -131,6 +131,61 @@ def test_split_update_layouts_read_natively_as_acidtool_does(spark, tmp_path, kw
     assert same_three_ways(spark, table, **kw) > 0
 
 
+def _native(path):
+    from acidtool.hiveacid.native import native_plan
+    from acidtool.table.readplan import ReadOptions, plan_read
+
+    plan = native_plan(plan_read(ReadOptions.of({"path": str(path)})))
+    assert not isinstance(plan, str), plan
+    return plan
+
+
+@pytest.mark.parametrize("partitioned", [False, True], ids=["one", "partitions"])
+def test_the_key_takes_the_bucket_id_only_where_the_deletes_differ_in_nothing_else(
+        spark, tmp_path, step, partitioned):
+    """Where each delete file holds one bucket property and they differ only in the bucket
+    id, the key packs the id (bits 16-27), not the property: a row whose property differs
+    elsewhere (here a statement id) gets no key and stays. Delete events of two statements
+    keep the property itself. The rows are acidtool's and the source's either way."""
+    from acidtool.hiveacid import frame
+
+    def layout(deletes: dict) -> dict:
+        out = {}
+        for p in (["p=1/", "p=2/"] if partitioned else [""]):
+            out.update(delta(f"{p}delta_0000002_0000002_0000", acid(events(2, n=3))))
+            out.update(delta(f"{p}delta_0000002_0000002_0001", acid(events(2, n=3, stmt=1))))
+            out[f"{p}delta_0000002_0000002_0000/bucket_00001"] = acid(events(2, n=3, bucket=1))
+            out.update({f"{p}{k}": v for k, v in deletes.items()})
+        return out
+
+    times = 2 if partitioned else 1
+    # statement 1's row 1 (bucket 0), and bucket 1's row 2 (statement 0)
+    two = build(tmp_path / "t", layout({
+        "delete_delta_0000003_0000003_0000/bucket_00000": _deletes(3, [(2, 536870913, 1)]),
+        "delete_delta_0000003_0000003_0000/bucket_00001": _deletes(3, [(2, 536936448, 2)])}))
+    part = _native(two / "p=1" if partitioned else two).parts[0]
+    assert part.delete_buckets == (536870913, 536936448)  # two statements: the property
+    assert "shiftright(bucket, 16)" not in (frame._packed(part) or "")
+    assert same_three_ways(spark, two, with_row_id=True) == 7 * times
+    # statement 1's row 1 of buckets 0 and 1, in two files: the ids packed; statement 2's
+    # rows of bucket 0 lie between the two properties, and only the test of the other bits
+    # keeps their row 1 from meeting statement 1's delete
+    layout_u = layout({
+        "delta_0000002_0000002_0002/bucket_00000": acid(events(2, n=3, stmt=2)),
+        "delta_0000002_0000002_0001/bucket_00001": acid(events(2, n=3, bucket=1, stmt=1)),
+        "delete_delta_0000003_0000003_0000/bucket_00000": _deletes(3, [(2, 536870913, 1)]),
+        "delete_delta_0000004_0000004_0000/bucket_00001": _deletes(4, [(2, 536936449, 1)])})
+    one = build(tmp_path / "u", layout_u)
+    part = _native(one / "p=1" if partitioned else one).parts[0]
+    assert part.delete_buckets == (536870913, 536936449)
+    assert "shiftright(bucket, 16)" in (frame._packed(part) or "")
+    got = read_table(spark, str(one), native=True, with_row_id=True).collect()
+    kept = [(b, i) for b in (536870912, 536870914, 536936448) for i in range(3)] + \
+        [(b, i) for b in (536870913, 536936449) for i in (0, 2)]
+    assert sorted((r.ROW__ID.bucketid, r.ROW__ID.rowid) for r in got) == sorted(kept * times)
+    assert same_three_ways(spark, one, with_row_id=True) == 13 * times
+
+
 def test_without_statistics_the_deletes_are_joined_on_three_keys(spark, tmp_path, monkeypatch,
                                                                  step):
     """The one-bigint key needs the delete files' statistics; without, (writeid, bucket,

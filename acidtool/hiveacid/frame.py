@@ -305,7 +305,9 @@ def _joined_sql(plan: NativePlan, target, scans: _Scans) -> str | None:
     whole = Part((), (), tuple(f for p in parts for f in p.deletes), parts[0].row_names,
                  delete_events=max(p.delete_events for p in parts), plain=parts[0].plain,
                  delete_ranges=tuple((min(r[k][0] for r in known), max(r[k][1] for r in known))
-                                     for k in range(3)) if known == ranges and known else None)
+                                     for k in range(3)) if known == ranges and known else None,
+                 delete_buckets=None if any(p.deletes and p.delete_buckets is None for p in parts)
+                 else tuple(sorted({b for p in parts for b in p.delete_buckets or ()})))
     shapes: dict[tuple, list[str]] = {}
     for part in parts:
         for scan in part.scans:
@@ -480,17 +482,35 @@ def _packed(part: Part, bits: int = _BITS, narrow: bool = False) -> str | None:
         return None
     (w0, w1), (b0, b1), (r0, r1) = part.delete_ranges
     k0, k1 = r0 >> bits, r1 >> bits
-    nb, nk = b1 - b0 + 1, k1 - k0 + 1
+    nk = k1 - k0 + 1
+    bucket, nb, same = f"(CAST(bucket AS BIGINT) - {b0})", b1 - b0 + 1, ""
+    rest = {_signed(b & _NOT_ID) for b in part.delete_buckets or ()}
+    if part.delete_buckets and len(rest) == 1:
+        # every delete's bucket property differs from the others only in its bucket id (bits
+        # 16-27): the key takes the id alone (a row whose other bits differ gets none), not
+        # the property, whose ids are 65,536 apart
+        ids = [(b >> 16) & 0xFFF for b in part.delete_buckets]
+        bucket, nb = f"((shiftright(bucket, 16) & 4095) - {min(ids)})", max(ids) - min(ids) + 1
+        same = f"(bucket & {_signed(_NOT_ID)}) = {rest.pop()} AND "
     if (w1 - w0 + 1) * nb * nk >= 1 << 62:
         return None
     block = f"shiftright(rowId, {bits})" if bits else "rowId"
     # (each expression once: Spark 4 makes a repeated one a column of its own, passing
     # `row` whole beside it, and the scan would read all of `row`)
-    key = (f"CASE WHEN originalTransaction >= {w0} AND originalTransaction <= {w1} AND "
-            f"bucket >= {b0} AND bucket <= {b1} AND rowId >= {k0 << bits} AND "
-            f"rowId <= {(k1 << bits) | ((1 << bits) - 1)} THEN ((originalTransaction - {w0})"
-            f" * {nb} + (CAST(bucket AS BIGINT) - {b0})) * {nk} + ({block} - {k0}) END")
+    key = (f"CASE WHEN originalTransaction >= {w0} AND originalTransaction <= {w1} AND {same}"
+           f"bucket >= {b0} AND bucket <= {b1} AND rowId >= {k0 << bits} AND "
+           f"rowId <= {(k1 << bits) | ((1 << bits) - 1)} THEN ((originalTransaction - {w0})"
+           f" * {nb} + {bucket}) * {nk} + ({block} - {k0}) END")
     return f"CAST({key} AS INT)" if narrow and (w1 - w0 + 1) * nb * nk < 1 << 31 else key
+
+
+# a bucket property's bits but its bucket id's (Hive's BucketCodec: bits 16-27)
+_NOT_ID = 0xF000FFFF
+
+
+def _signed(value: int) -> int:
+    """A 32-bit pattern as the signed INT Spark holds it."""
+    return ((value & 0xFFFFFFFF) ^ 0x80000000) - 0x80000000
 
 
 def _bits(part: Part) -> int:

@@ -87,6 +87,9 @@ class Part:
     # statistics (None: a file gives none)
     delete_ranges: tuple[tuple[int, int], ...] | None = None
     folder: str = ""  # the partition's directory (as ``_url`` gives its files)
+    # the delete events' bucket properties, where each delete file holds one (its
+    # statistics' min and max agree; None: one does not)
+    delete_buckets: tuple[int, ...] | None = None
 
 
 # Measured (benchmarks/bench_spark_read.py, 10M rows, local[2]): the delete step costs Spark's
@@ -229,6 +232,7 @@ def _part(r: PartitionReader, plan: ReadPlan) -> Part | str:
                 _events(footers, data), sum(_masks(footers[rel]) for rel in dels),
                 _events(footers, dels), plain=r.snapshot.insert_only,
                 delete_ranges=_ranges([footers[rel] for rel in dels]), legacy=legacy,
+                delete_buckets=_buckets([footers[rel] for rel in dels]),
                 folder=_url(r, "").rstrip("/"))
 
 
@@ -281,6 +285,20 @@ def _ranges(footers: list) -> tuple[tuple[int, int], ...] | None:
         out = [(min(a[0], b[0]), max(a[1], b[1])) for a, b in zip(out, found)] if out \
             else found
     return tuple(out) if out else None
+
+
+def _buckets(footers: list) -> tuple[int, ...] | None:
+    """The bucket properties of delete delta files' events, where each file's statistics
+    give it one (None: one gives a range, or none)."""
+    out = set()
+    for footer in footers:
+        if footer is None or not footer.rows:
+            continue
+        found = _key_ranges(footer)[1]
+        if found is None or found[0] != found[1]:
+            return None
+        out.add(found[0])
+    return tuple(sorted(out))
 
 
 def _masks(footer) -> int:
