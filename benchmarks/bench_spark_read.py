@@ -10,12 +10,12 @@ plain read skip its columns). Best of three runs each.
 * Partition filter: a table of 10 partitions (a tenth of the rows each, same deletes) read
   with ``.where("p = '3'")`` against ``read_table`` of that partition's directory alone.
   Target: at most 1.1x.
-* The same 10 partitions read whole, against ``spark.read.orc`` of their plain copies: the
-  delete step of each partition (100,000 events) as the anti join of its events (the
-  default, up to ``native.ANTI_PAST`` events) and as masks.
-* 10 partitions of 16 buckets of 10,000 rows: the default (Spark's own plan, past
-  ``native.JOINS_PAST`` joins where there are ``BUCKETS_A_JOIN`` partition buckets a join)
-  against the source, read whole and with ``.where("p = '3'")``.
+* The same 10 partitions read whole, against ``spark.read.orc`` of their plain copies: one
+  scan and one join of every partition (``NativePlan.joined``), the delete step the anti
+  join of the events (the default, up to ``native.ANTI_PAST`` events a partition; here
+  100,000) or masks.
+* 10 partitions of 16 buckets of 10,000 rows: the default (Spark's own plan) against the
+  source, read whole and with ``.where("p = '3'")``.
 
 Spark's ORC reader cannot read the ACID files as plain rows (an ACID file must be read with
 all six event columns): the baseline reads a plain copy of the same rows, written beside them
@@ -163,8 +163,8 @@ def main() -> None:
               f"directory alone {f['alone']:.2f} s")
         print(f"RATIO partition filter: {f['filter'] / f['alone']:.2f}x (target <= 1.1x)")
 
-        # the whole partitioned table: each partition's delete step an anti join of its
-        # 100,000 events (the default, up to ANTI_PAST), or masks, as a larger one's is
+        # the whole partitioned table: one join, its delete step the anti join of the events
+        # (the default, 100,000 a partition, up to ANTI_PAST), or masks
         from acidtool.hiveacid import frame
 
         plain = [str(c) for p in range(10) for c in sorted((Path(tmp) / f"copies-{p}").iterdir())]
@@ -176,12 +176,12 @@ def main() -> None:
         finally:
             frame.ANTI_PAST = anti_past
         print(f"10 partitions, all read: spark.read.orc of plain copies {w['plain']:.2f} s; "
-              f"Spark's own plan {w['anti']:.2f} s (anti joins), {w['masks']:.2f} s (masks)")
-        print(f"RATIO partitioned full read: {w['anti'] / w['plain']:.2f}x (anti joins), "
+              f"Spark's own plan {w['anti']:.2f} s (anti join), {w['masks']:.2f} s (masks)")
+        print(f"RATIO partitioned full read: {w['anti'] / w['plain']:.2f}x (anti join), "
               f"{w['masks'] / w['plain']:.2f}x (masks)")
 
-        # many small buckets: the default's choice between Spark's plan (a join a partition)
-        # and the source (a task a partition bucket), native.JOINS_PAST and BUCKETS_A_JOIN
+        # many small buckets: the default (Spark's own plan, one join) against the source (a
+        # task a partition bucket)
         from acidtool.spark import read_table_and_why
 
         small = Path(tmp) / "small"

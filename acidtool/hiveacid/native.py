@@ -104,8 +104,9 @@ MASK_BITS = 6
 # broadcast costs about 1.2 us an event more. Up to this many delete events a partition, its
 # delete step is the anti join (frame.py).
 ANTI_PAST = 200_000
-# A branch of the plan per partition: building it costs the driver about 15 ms a partition, and
-# Spark's optimizer about 10 ms more.
+# Past this many partitions the source: the driver builds Spark's plan partition by partition
+# (with a branch of the plan each, before ``joined``, about 15 ms a partition and Spark's
+# optimizer about 10 ms more).
 PARTITIONS_PAST = 200
 # (Before a table of many partitions was one join, ``joined``, each partition with deletes was a
 # join of its own, and Spark's adaptive execution re-planned the whole plan as each join's
@@ -136,8 +137,8 @@ class NativePlan:
     def slower(self) -> str | None:
         """Why the ``hiveacid`` source would read this sooner (None: it would not)."""
         if len(self.parts) > PARTITIONS_PAST:
-            return (f"{len(self.parts)} partitions (Spark's plan holds a branch of each: the "
-                    "driver plans for about 25 ms a partition)")
+            return (f"{len(self.parts)} partitions, past {PARTITIONS_PAST} (the driver builds "
+                    "Spark's plan partition by partition)")
         if self.delete_masks > DELETES_PAST * max(self.rows, 1):
             masks = f"{self.delete_masks:,} mask" + ("s" if self.delete_masks > 1 else "")
             return (f"its deletes make up to {masks} of 64 row ids for {self.rows:,} rows: "
