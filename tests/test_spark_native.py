@@ -571,6 +571,12 @@ def test_the_default_takes_the_source_where_it_reads_sooner(spark, tmp_path, mon
     assert plan.count("FileScan orc") == 2 and df.count() == 88, plan
     got = {(r.p, r.id) for r in df.collect()}
     assert ("1", 1) not in got and ("2", 2) not in got and {("1", 2), ("2", 1), ("3", 1)} <= got
+    # past JOINED_PAST partitions with deletes, the source (without deletes, no join: not)
+    monkeypatch.setattr(native, "JOINED_PAST", 2)
+    df, why = read_table_and_why(spark, str(deleting))
+    assert why is not None and why.startswith("3 partitions with deletes, past 2"), why
+    assert "FileScan orc" not in _plan(df) and df.count() == 88
+    assert read_table_and_why(spark, str(parted))[1] is None
 
 
 def test_a_metastore_table_reads_natively_with_its_names_types_and_snapshot(metastore, spark,

@@ -108,6 +108,14 @@ ANTI_PAST = 200_000
 # (with a branch of the plan each, before ``joined``, about 15 ms a partition and Spark's
 # optimizer about 10 ms more).
 PARTITIONS_PAST = 200
+# Past this many partitions with deletes read as one join (``joined``), the source: each row's
+# partition is a binary search among the partitions' paths, an expression the size of the
+# partitions, and Spark's optimizer works over it at each step of the join (measured, 50 rows
+# and 1 delete a partition, local[2], read whole / .where(p = '7') / the source: 100
+# partitions 2.7 s / 2.2 s / 3.5 s; 200, 4.4 s / 5.4 s / 6.8 s, 1.5-2.4 s of it Spark's
+# optimizer; 400 ran a 1 GB driver out of memory). Without deletes there is no join: 200
+# partitions read in 2.0 s, against the source's 7.3 s.
+JOINED_PAST = 100
 # (Before a table of many partitions was one join, ``joined``, each partition with deletes was a
 # join of its own, and Spark's adaptive execution re-planned the whole plan as each join's
 # broadcast was done: 20 partitions of a few rows took 2.8-3.4 s, 50 took 40-60 s, and past 8
@@ -139,6 +147,9 @@ class NativePlan:
         if len(self.parts) > PARTITIONS_PAST:
             return (f"{len(self.parts)} partitions, past {PARTITIONS_PAST} (the driver builds "
                     "Spark's plan partition by partition)")
+        if self.joined and len(self.parts) > JOINED_PAST and any(p.deletes for p in self.parts):
+            return (f"{len(self.parts)} partitions with deletes, past {JOINED_PAST}: Spark's "
+                    "optimizer takes longer over their one join than the source's tasks take")
         if self.delete_masks > DELETES_PAST * max(self.rows, 1):
             masks = f"{self.delete_masks:,} mask" + ("s" if self.delete_masks > 1 else "")
             return (f"its deletes make up to {masks} of 64 row ids for {self.rows:,} rows: "
