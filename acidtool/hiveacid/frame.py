@@ -150,12 +150,7 @@ class _Scans:
         files = [f for t in tokens for f in self.asked[t][1]]
         if len(tokens) == 1:  # its files alone, and no filter to run on each row: the
             # directories whose files Spark lists are the scan's, the other files themselves
-            mine: dict[str, set[str]] = {}
-            for f in files:
-                mine.setdefault(f.rsplit("/", 1)[0], set()).add(f)
-            whole = {d: self.folders[d] for d, held in mine.items()
-                     if self.folders.get(d) == held}
-            where = _through(files, whole)
+            where = self._given(files)
             if where == files or not self._view(tokens, where, reads, None, exact=files):
                 self._view(tokens, files, reads, None)
             return
@@ -199,15 +194,13 @@ class _Scans:
         ``_metadata.file_path`` as ``__acid_file``: as few as Spark's listing threshold
         allows, each given whole directories where it may (``NativePlan.folders``). None
         where Spark's ``inputFiles()`` would not be the files as ``sparkpaths`` says."""
+        import uuid
+
         from .sparkpaths import input_file, unglobbed
 
         if "_metadata" in {f.name.lower() for f in schema.fields}:
             return None
-        mine: dict[str, set[str]] = {}
-        for f in files:
-            mine.setdefault(f.rsplit("/", 1)[0], set()).add(f)
-        given = _through(files, {d: self.folders[d] for d, held in mine.items()
-                                 if self.folders.get(d) == held})
+        given = self._given(files)
         limit = max(1, int(self.spark.conf.get(
             "spark.sql.sources.parallelPartitionDiscovery.threshold", "32")))
         views = []
@@ -219,12 +212,19 @@ class _Scans:
                 .selectExpr("*", "_metadata.file_path AS __acid_file")
             if set(frame.inputFiles()) != {input_file(f) for f in read}:
                 return None
-            import uuid
-
             views.append(f"__acid_scan_{uuid.uuid4().hex}")
             frame.createOrReplaceTempView(views[-1])
             self.views.append(views[-1])
         return views
+
+    def _given(self, files: list[str]) -> list[str]:
+        """What Spark is given to read exactly these files: the directory of those that are
+        all Spark lists in it (``NativePlan.folders``), the others themselves."""
+        mine: dict[str, set[str]] = {}
+        for f in files:
+            mine.setdefault(f.rsplit("/", 1)[0], set()).add(f)
+        return _through(files, {d: self.folders[d] for d, held in mine.items()
+                                if self.folders.get(d) == held})
 
     def drop(self) -> None:
         for view in self.views:
