@@ -266,3 +266,38 @@ def test_every_error_survives_pickling():
         back = pickle.loads(pickle.dumps(made))
         assert type(back) is cls and str(back) == "why", name
         assert vars(back) == vars(made), name
+
+
+@pytest.mark.parametrize("setting, expected", [(None, "0"), ("1", "1")])
+def test_the_command_line_keeps_off_huge_pages_unless_told(tmp_path, setting, expected):
+    """Arrow's allocator hands pages back and takes new ones for every batch; backed by
+    transparent huge pages, each new one is 2 MiB the kernel zeroes first (a quarter of
+    export's CPU). The console entry turns them off for its process, unless the user's own
+    MIMALLOC_ALLOW_THP says otherwise."""
+    import subprocess
+    import sys
+
+    if pa.default_memory_pool().backend_name != "mimalloc":
+        pytest.skip("Arrow's allocator here is not mimalloc")
+    try:
+        with open("/proc/self/status") as f:
+            if "THP_enabled:" not in f.read():
+                pytest.skip("this kernel does not report THP_enabled")
+    except OSError:
+        pytest.skip("no /proc/self/status (not Linux)")
+    table = _table(tmp_path / "t")
+    code = ("import atexit, sys\n"
+            "def said():\n"
+            "    status = open('/proc/self/status').read()\n"
+            "    print('THP', status.split('THP_enabled:')[1].split()[0], file=sys.stderr)\n"
+            "atexit.register(said)\n"
+            "from acidtool.cli.entry import main\n"
+            "sys.argv = ['acidtool', *sys.argv[1:]]\n"
+            "main()\n")
+    env = {k: v for k, v in os.environ.items() if k != "MIMALLOC_ALLOW_THP"}
+    if setting is not None:
+        env["MIMALLOC_ALLOW_THP"] = setting
+    proc = subprocess.run([sys.executable, "-c", code, "read", str(table), "--limit", "1"],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.splitlines()[-1] == f"THP {expected}"

@@ -5,6 +5,9 @@ Importing the command line (typer, click, the commands) takes tens of millisecon
 window stopped Python inside an import with a traceback. Until ``main`` takes over, a signal
 ends the process at once with the usual status (130 or 143): nothing has been read or
 written yet.
+
+It also keeps the process off transparent huge pages (``MIMALLOC_ALLOW_THP=0``, unless the
+environment says otherwise), before pyarrow loads its allocator: see ``_small_pages``.
 """
 
 import os
@@ -20,7 +23,18 @@ def _starting(signum, frame) -> None:
         os._exit(128 + signum)
 
 
+def _small_pages() -> None:
+    """Arrow's allocator (mimalloc) hands its freed pages back to the system and takes new ones
+    for the next batch. On a kernel that backs them with transparent huge pages, each is a 2 MiB
+    page the kernel zeroes first: measured on ``export`` of 10,000,000 rows, 26% of the CPU,
+    and 1-1.5 s of system time a run. With ``allow_thp`` off (mimalloc then turns THP off for
+    the process), ``read`` and ``export`` measured 0.5-0.8 s faster. A user's own setting
+    wins."""
+    os.environ.setdefault("MIMALLOC_ALLOW_THP", "0")
+
+
 def main() -> None:
+    _small_pages()
     try:
         signal.signal(signal.SIGINT, _starting)
         signal.signal(signal.SIGTERM, _starting)
