@@ -273,6 +273,35 @@ def test_a_column_added_later_is_null_in_the_files_before_it(tmp_path):
     assert run("read", table, "--columns", "cost").code == 2
 
 
+@pytest.mark.parametrize("partitioned", [False, True])
+def test_files_from_before_add_columns_read_as_the_widest_in_every_format(tmp_path,
+                                                                           partitioned):
+    """The older files come first and lack the added column; every output has the table's
+    columns all through (before, CSV's header had the old ones and later rows had more, and
+    Parquet and ORC failed with an internal error), the partition columns last, and the
+    older rows null there, as Hive reads them."""
+    layout = {}
+    for p in (["p=1/", "p=2/"] if partitioned else [""]):
+        layout.update({**delta(f"{p}delta_0000001_0000001_0000", acid(events(1, n=2))),
+                       **delta(f"{p}delta_0000002_0000002_0000", acid(
+                           [Event(0, 2, 536870912, 0, 2, (9, "x", 2.5))],
+                           row_type="struct<id:int,name:string,price:double>"))})
+    table = build(tmp_path / "t", layout)
+    names = ["id", "name", "price"] + (["p"] if partitioned else [])
+    csv = run("read", table, "--format", "csv").out.splitlines()
+    assert csv[0] == ",".join(f'"{n}"' for n in names)
+    assert all(line.count(",") == len(names) - 1 for line in csv[1:]), csv
+    for fmt in ("parquet", "orc"):
+        out = tmp_path / f"rows.{fmt}"
+        assert run("read", table, "--format", fmt, "-o", out).code == 0
+        got = pq.read_table(out) if fmt == "parquet" else paorc.read_table(str(out))
+        assert got.column_names == names
+        assert sorted((r["id"], r["price"]) for r in got.to_pylist()) == sorted(
+            [(0, None), (1, None), (9, 2.5)] * (2 if partitioned else 1))
+    snap = acidtool.open_table(str(table)).snapshot()
+    assert snap.to_arrow().column_names == snap.to_batches().schema.names == names
+
+
 def test_python_api(tmp_path):
     table = _table(tmp_path)
     snap = acidtool.open_table(str(table)).snapshot(write_ids="t:5:9223372036854775807::4",

@@ -125,6 +125,9 @@ class PartitionReader:
         self.columns = list(columns) if columns else None
         self.row_names = list(row_names) if row_names else None
         self.others: dict[str, pa.DataType] = {}  # row columns of the table's other files
+        # the row columns of the table's widest files (those written after an ALTER TABLE ...
+        # ADD COLUMNS): a narrower file's rows are read into them by position, the rest null
+        self.row_columns: list[tuple[str, pa.DataType]] = []
         self._footers: dict[str, Footer | None] = {}  # (``footer``: each file's read once)
         self.version = snapshot.hive_version
         ids = snapshot.write_ids if self.version.has_write_ids else snapshot.txns
@@ -350,7 +353,11 @@ class PartitionReader:
         if isinstance(row, pa.ChunkedArray):
             row = row.combine_chunks()
         out_names = [f.name for f in row.type]
+        widest = self.row_columns
+        if len(out_names) < len(widest):  # (written before ADD COLUMNS: as Hive reads it)
+            out_names = [n for n, _ in widest[:len(out_names)]]
         cols = {name: row.field(i) for i, name in enumerate(out_names)}
+        cols.update({n: pa.nulls(len(row), t) for n, t in widest[len(out_names):]})
         if self.columns:  # (a column other files have: nulls, as Hive reads this file)
             missing = [c for c in self.columns if c not in cols and c not in self.others]
             if missing:

@@ -63,12 +63,21 @@ class Snapshotted:
         if names and self.column_names and len(names) <= len(self.column_names):
             names = list(self.column_names[:len(names)])  # by position, as Hive reads them
         others = {}
+        widest: list[tuple[str, str]] = []
         for _, (_, file_names, types) in shapes:
             renamed = names if names and len(names) == len(file_names) else file_names
             others.update({n: t for n, t in zip(renamed, types) if n not in others})
+            if len(types) > len(widest):
+                widest = list(zip(renamed, types))
+        # (each file's columns after require_one_row_schema: a prefix of the widest's)
+        typed = _arrow_types(dict(widest))
+        narrower = any(len(types) < len(widest) for _, (_, _, types) in shapes)
+        row_columns = [(n, typed[n]) for n, _ in widest] \
+            if narrower and len(typed) == len(widest) else []
         for reader in self._readers:
             reader.row_names = names
             reader.others = _arrow_types(others) if self.columns else {}
+            reader.row_columns = row_columns
         return self._readers
 
     def to_batches(self) -> pa.RecordBatchReader:
@@ -88,8 +97,8 @@ class Snapshotted:
 
     def to_arrow(self) -> pa.Table:
         """Every row in one table. Files written before an ALTER TABLE ... ADD COLUMNS lack the
-        new columns: their rows get nulls there, as Hive reads them (``to_batches``, which
-        streams, takes the first table's schema)."""
+        new columns: their rows get nulls there, as Hive reads them (in ``to_batches`` too:
+        every table has the widest files' row columns, ``readers``)."""
         tables = list(self.tables())
         if not tables:
             return self.to_batches().read_all()
