@@ -208,6 +208,33 @@ def test_without_statistics_the_deletes_are_joined_on_three_keys(spark, tmp_path
     assert same_three_ways(spark, table, with_row_id=True) == len(_rows(packed))
 
 
+@pytest.mark.parametrize("partitioned", [False, True], ids=["one", "partitions"])
+def test_masks_are_made_in_one_task_up_to_one_task_past_events(spark, tmp_path, monkeypatch,
+                                                               partitioned):
+    """Masks up to ONE_TASK_PAST delete events (a join's: every partition's) are made in one
+    task (Spark's Coalesce 1), with no shuffle before the aggregation; past it, after a
+    shuffle by the key. The rows are the same."""
+    from acidtool.hiveacid import frame
+
+    import shutil
+
+    monkeypatch.setattr(frame, "ANTI_PAST", -1)
+    table = _split_update(tmp_path)
+    if partitioned:
+        table = tmp_path / "parted"
+        for p in ("p=1", "p=2"):
+            shutil.move(str(_split_update(tmp_path / p)), str(table / p))
+    one_task = read_table(spark, str(table), native=True, with_row_id=True)
+    plan = _plan(one_task)
+    assert "Coalesce 1" in plan and "Exchange hashpartitioning" not in plan, plan
+    monkeypatch.setattr(frame, "ONE_TASK_PAST", 5 if partitioned else 2)  # (3 a partition)
+    shuffled = read_table(spark, str(table), native=True, with_row_id=True)
+    plan = _plan(shuffled)
+    assert "Coalesce 1" not in plan and "Exchange hashpartitioning" in plan, plan
+    assert _rows(shuffled) == _rows(one_task)
+    assert same_three_ways(spark, table, with_row_id=True) == len(_rows(one_task))
+
+
 def test_partitions_typed_escaped_and_null_are_literals_spark_prunes(spark, tmp_path, step):
     layout = {}
     for part in ("d=2024-01-01", "d=a%2Fb", "d=__HIVE_DEFAULT_PARTITION__"):
@@ -506,20 +533,21 @@ def _histories(draw):
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
-@given(_histories(), st.sampled_from([None, -1]))
+@given(_histories(), st.sampled_from([None, "masks", "shuffled"]))
 def test_random_histories_read_natively_as_acidtool_does(spark, tmp_path_factory, history,
-                                                         anti_past):
-    """(``anti_past`` -1: every delete step is masks)"""
+                                                         step):
+    """(``step``: every delete step masks, made in one task or after a shuffle)"""
     from acidtool.hiveacid import frame
 
     layout, write_ids = history
     table = build(tmp_path_factory.mktemp("h") / "t", layout)
-    default, frame.ANTI_PAST = frame.ANTI_PAST, anti_past if anti_past is not None \
-        else frame.ANTI_PAST
+    default = frame.ANTI_PAST, frame.ONE_TASK_PAST
+    if step:
+        frame.ANTI_PAST, frame.ONE_TASK_PAST = -1, -1 if step == "shuffled" else default[1]
     try:
         same_three_ways(spark, table, write_ids=write_ids, with_row_id=True)
     finally:
-        frame.ANTI_PAST = default
+        frame.ANTI_PAST, frame.ONE_TASK_PAST = default
 
 
 def test_the_default_takes_the_source_where_it_reads_sooner(spark, tmp_path, monkeypatch):

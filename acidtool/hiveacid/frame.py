@@ -12,7 +12,7 @@ from typing import Any
 import pyarrow as pa
 
 from ..core.snapshot import LONG_MAX, IdList
-from .native import ANTI_PAST, EVENTS, KEY, MASK_BITS, NativePlan, Part, Scan
+from .native import ANTI_PAST, EVENTS, KEY, MASK_BITS, ONE_TASK_PAST, NativePlan, Part, Scan
 
 
 def session_unfit(spark, plan: NativePlan) -> str | None:
@@ -86,19 +86,14 @@ class _Scans:
     schema and files gives a token to read FROM) and made after (``made``) as few of Spark's
     relations as may be.
 
-    Each relation costs the driver about 17 ms and 2 ms more a path it is given (Spark's
-    reader resolves them), and there are two a partition. So the scans of one schema (the data
-    files of one shape, or delete deltas) are one relation for many partitions, given as
-    their directories where those hold no directory (``NativePlan.folders``), up to Spark's
-    parallelPartitionDiscovery.threshold paths (past it, Spark lists a relation's paths with
-    a job of its own, 0.46 s for 40). Each partition reads its own files of it by
-    ``_metadata.file_path``: a filter on that column prunes the files before one is opened
-    (a directory's other files too), and a filter on a partition column still leaves the
-    other partitions' branches, and so their files, unread. The file path strings are
-    ``sparkpaths.file_path``'s; where ``inputFiles()`` does not hold the relation's files as
-    ``sparkpaths`` says it would (a URL Spark qualifies by its own lights), each partition's
-    scan is a relation of its own, of its files, as where the shapes have a column named
-    ``_metadata``."""
+    A relation costs the driver about 17 ms and 2 ms a path it is given. So the scans of one
+    schema (data files of one shape, or delete deltas) share a relation across partitions,
+    given as directories where those hold no directory (``NativePlan.folders``), up to
+    Spark's parallelPartitionDiscovery.threshold paths (past it, Spark lists them with a job,
+    0.46 s for 40). Each partition reads its own files of it by ``_metadata.file_path``,
+    which prunes the other files before one is opened. Where ``inputFiles()`` does not hold
+    the files as ``sparkpaths`` says (a URL Spark qualifies by its own lights), or a shape
+    has a column named ``_metadata``, each partition's scan is a relation of its own."""
 
     def __init__(self, spark, folders: Mapping[str, frozenset[str]] | None = None):
         self.spark = spark
@@ -298,12 +293,11 @@ def _joined_sql(plan: NativePlan, target, scans: _Scans) -> str | None:
     first = (f"{_position(bounds, 0, len(bounds))} AS __acid_part",)
     ranges = [p.delete_ranges for p in parts if p.deletes]
     known = [r for r in ranges if r is not None]
-    # (the delete step a partition's deletes would have alone: the anti join up to
-    # ANTI_PAST events a partition, so that a filter on a partition column, which leaves one
-    # partition's, has no masks' stage to wait for; read whole, 12 partitions of 80,000,
-    # masks took 2.65 s against the anti join's 3.8, one partition 0.60 against 0.50)
+    # (the delete step of all the partitions' events: read whole, 10 partitions of 100,000
+    # deletes took 2.1-2.3 s with masks against 3.2-3.6 s with the anti join; filtered to one,
+    # 0.51-0.56 s against 0.48-0.64 s)
     whole = Part((), (), tuple(f for p in parts for f in p.deletes), parts[0].row_names,
-                 delete_events=max(p.delete_events for p in parts), plain=parts[0].plain,
+                 delete_events=sum(p.delete_events for p in parts), plain=parts[0].plain,
                  delete_ranges=tuple((min(r[k][0] for r in known), max(r[k][1] for r in known))
                                      for k in range(3)) if known == ranges and known else None,
                  delete_buckets=None if any(p.deletes and p.delete_buckets is None for p in parts)
@@ -449,20 +443,19 @@ def _row_fields(plan: NativePlan, target) -> list:
     return [f for f in target.fields if f.name not in skip]
 
 
-# The delete step, of two kinds. Few delete events (up to ANTI_PAST a partition): the
-# events themselves are broadcast and the rows anti joined to them, with no stage but the
-# broadcast's. Many: each event is a bit of a mask of 64 consecutive row ids of one
-# (originalTransaction, bucket); the masks, not the events, are broadcast and joined (left
-# outer, a row meeting at most one mask), and a row whose bit is set is left out. Hive's
-# writers number a delta's rows 0, 1, 2...: a DELETE of many rows of a write leaves several
-# bits a mask, and Spark's broadcast, which costs by the entry, costs that much less; but the
-# masks' aggregation is a stage of its own, about 0.2 s a partition, which the anti join
-# saves (10 partitions of 100,000 deletes each: 4.2 s against 5.8 s; one of 1,000,000: 2.9 s
-# against 1.9 s). Where the delete files' statistics bound the three keys in 62 bits, the
-# key is one bigint (a row outside the bounds gets none: no delete names it), which Spark's
-# hash join takes fastest (LongHashedRelation). Measured with a delete event every tenth row
-# (6.4 a mask): 2.37x a plain read for an anti join of the events on three keys, 1.85x for
-# the masks, 1.45-1.65x with the one-bigint key.
+# The delete step, of two kinds. Few delete events (up to ANTI_PAST a join): the events
+# themselves are broadcast and the rows anti joined to them. Many: each event is a bit of a
+# mask of 64 consecutive row ids of one (originalTransaction, bucket); the masks, not the
+# events, are broadcast and joined (left outer, a row meeting at most one mask), and a row
+# whose bit is set is left out. Hive's writers number a delta's rows 0, 1, 2...: a DELETE of
+# many rows of a write leaves several bits a mask, and Spark's broadcast, which costs by the
+# entry, costs that much less; the masks are made in one task up to ONE_TASK_PAST events, else
+# after a shuffle (one partition of 1,000,000 deletes: the anti join 2.9 s, masks 1.9 s, in
+# one task 1.55-1.73 s). Where the delete files' statistics bound the three
+# keys in 62 bits, the key is one bigint (a row outside the bounds gets none: no delete names
+# it), which Spark's hash join takes fastest (LongHashedRelation). Measured with a delete
+# event every tenth row: 2.37x a plain read for an anti join on three keys, 1.85x for the
+# masks, 1.45-1.65x with the one-bigint key.
 _BITS = MASK_BITS
 _GROUP = ("__acid_writeid", "__acid_bucket", "__acid_block")
 _NOT_DELETED = (f"__acid_mask IS NULL OR (shiftright(__acid_mask, CAST(pmod(__acid_rowid, "
@@ -470,7 +463,8 @@ _NOT_DELETED = (f"__acid_mask IS NULL OR (shiftright(__acid_mask, CAST(pmod(__ac
 
 
 def _anti(part: Part) -> bool:
-    """Whether the partition's delete step is the anti join of its events (not masks)."""
+    """Whether the delete step is the anti join of the events (not masks): of one partition,
+    or of all a joined plan reads."""
     return part.delete_events <= ANTI_PAST
 
 
@@ -541,7 +535,8 @@ def _deletes(part: Part, ids: IdList, sources: list[str], first: tuple[str, ...]
              narrow: bool = False) -> str:
     """The delete events, read FROM ``sources``, as a SELECT of the ``first`` columns and the
     join's keys: of each event (the anti join), or of each mask of 64 row ids of a
-    (writeid, bucket), with the mask of its deleted row ids."""
+    (writeid, bucket), with the mask of its deleted row ids (made in one task up to
+    ONE_TASK_PAST events)."""
     columns = ", ".join([*first, *_key_columns(part, narrow=narrow)])
     where = _events_filter(2, ids, "row")
     if _anti(part):
@@ -549,6 +544,8 @@ def _deletes(part: Part, ids: IdList, sources: list[str], first: tuple[str, ...]
     keys = ", ".join([c.rsplit(" AS ", 1)[1] for c in first] + _keys(part))
     bits = _union([f"SELECT {columns}, shiftleft(1L, CAST(pmod(rowId, {1 << _BITS}) AS INT)) "
                    f"AS __acid_bit FROM {src} WHERE {where}" for src in sources])
+    if part.delete_events <= ONE_TASK_PAST:
+        bits = f"SELECT /*+ COALESCE(1) */ * FROM ({bits})"
     return f"SELECT {keys}, bit_or(__acid_bit) AS __acid_mask FROM ({bits}) GROUP BY {keys}"
 
 

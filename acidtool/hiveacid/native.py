@@ -99,11 +99,18 @@ class Part:
 DELETES_PAST = 0.10
 # A delete step's mask covers this many bits of row ids (64; see frame.py)
 MASK_BITS = 6
-# Measured (benchmarks/bench_spark_read.py): the masks' aggregation is a stage of its own, about
-# 0.2 s a partition whatever its size; an anti join of the events themselves has none, and its
-# broadcast costs about 1.2 us an event more. Up to this many delete events a partition, its
-# delete step is the anti join (frame.py).
-ANTI_PAST = 200_000
+# Up to this many delete events a join (one partition's, or all those of a joined plan), the
+# delete step is the anti join of the events, else masks (frame.py). Measured with the masks
+# made in one task (ONE_TASK_PAST), local[2]: one partition of 1M rows and 100,000 deletes,
+# 0.35-0.38 s / 0.35-0.44 s (anti / masks); 16,000 deletes, 0.26-0.32 s / 0.26-0.37 s; 10
+# such partitions read whole, 1.17-1.46 s / 1.03-1.19 s; 10 of 100,000, 3.2-3.6 s / 2.1-2.3 s.
+ANTI_PAST = 100_000
+# Up to this many delete events (all the partitions' a join reads), the masks are made in one
+# task (Spark's COALESCE(1) before the aggregation): no shuffle and no stage but the scan's,
+# where the shuffle's stage cost 0.2-0.4 s (10M rows, 1M deletes: 1.55-1.73 s against
+# 1.81-2.15 s; 5M deletes, 1.73-1.82 s against 1.76-1.91 s). Past it, the events are read by
+# a task a file and the masks made after a shuffle.
+ONE_TASK_PAST = 5_000_000
 # Past this many partitions the source: the driver builds Spark's plan partition by partition
 # (with a branch of the plan each, before ``joined``, about 15 ms a partition and Spark's
 # optimizer about 10 ms more).
