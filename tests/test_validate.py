@@ -460,6 +460,31 @@ def test_acid019_breaks_a_tie_by_path_not_by_gathering_order():
         assert finding.details["expected"] == ["int", "string"]
 
 
+@pytest.mark.parametrize("layouts, schema, flagged", [
+    # ALTER TABLE ... ADD COLUMNS: older files lack the trailing column, in either majority
+    ([["int", "string"], ["int", "string"], ["int", "string", "double"]], None, []),
+    ([["int", "string"], ["int", "string", "double"], ["int", "string", "double"]], None, []),
+    # a type that differs is flagged, beside files of an ADD COLUMNS
+    ([["int", "string"], ["int", "string", "double"], ["bigint", "string"]], None, [2]),
+    # against the table's columns: fewer is before an ADD COLUMNS, more is not the table's
+    ([["int", "string"], ["int", "string", "double"]], "struct<a:int,b:string,c:double>", []),
+    ([["int", "string"], ["int", "string", "double"]], "struct<a:int,b:string>", [1]),
+    ([["int", "string"], ["string"]], "struct<a:int,b:string>", [1]),
+])
+def test_acid019_takes_files_from_before_add_columns_for_the_tables(layouts, schema, flagged):
+    """Hive reads a file of the table's first columns with nulls in the rest (written before
+    an ADD COLUMNS), as acidtool read does: no finding; another type, or (with --schema)
+    more columns than the table's, is one."""
+    from acidtool.core.facts import Context
+    from acidtool.core.rules import REGISTRY
+
+    seen = [(f"file:///t/ds={i}", types, ["delta_1/bucket_00000"])
+            for i, types in enumerate(layouts)]
+    found = REGISTRY["ACID019"].run(seen, Context(schema=schema))
+    assert sorted(f.path for f in found) == [f"file:///t/ds={i}/delta_1/bucket_00000"
+                                             for i in flagged]
+
+
 @pytest.mark.parametrize("level, imported", [("metadata", False), ("rows", True)])
 def test_pyarrow_is_imported_for_row_scans_only(tmp_path, level, imported):
     """Names and footers of a local table are read without pyarrow, whose import is most of

@@ -523,7 +523,10 @@ def _row_types_seen(p: PartitionFacts, ctx: Context) -> list[tuple[str, list[str
       "`row` struct differs between files of the same table (or from --schema)",
       what="The column types of the `row` struct (and of original files) compared by position "
            "across all live files of the table, or with the table schema given as --schema. "
-           "Names are not compared: Hive 2.3 writes `_col0`, `_col1`...",
+           "Names are not compared: Hive 2.3 writes `_col0`, `_col1`... Files that lack only "
+           "trailing columns other files (or --schema) have are those written before an ALTER "
+           "TABLE ... ADD COLUMNS: Hive reads them with nulls there, so they are no finding (nor, "
+           "without --schema, files with more trailing columns than most: written after it).",
       why="Hive reads row columns by position with the table's types: a file with another "
           "layout returns wrong values or fails to cast.",
       example="one delta with row struct<id:int,name:string>, another with struct<name:string,"
@@ -558,8 +561,18 @@ def _row_schema(r: Rule, seen: list[tuple[str, list[str], list[str]]], ctx: Cont
         source = "most files"
     wanted = [normalize(t) for t in expected]
     for url, types, rels in seen:
-        if [normalize(t) for t in types] != wanted:
+        mine = [normalize(t) for t in types]
+        # (without --schema, a file of the majority's columns and more was written after an
+        # ADD COLUMNS the majority predates)
+        if not (_before_add_columns(mine, wanted) or
+                (not ctx.schema and _before_add_columns(wanted, mine))):
             for rel in rels:
                 yield r.finding(url_of(url, rel), f"row columns ({', '.join(types)}) differ "
                                 f"from {source} ({', '.join(expected)})", found=types,
                                 expected=list(expected))
+
+
+def _before_add_columns(types: list[str], table: list[str]) -> bool:
+    """Whether a file of these row column types is one Hive reads as the table's: the same,
+    or written before an ALTER TABLE ... ADD COLUMNS (the table's first columns alone)."""
+    return 0 < len(types) <= len(table) and types == table[:len(types)]
