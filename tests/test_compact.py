@@ -178,6 +178,43 @@ def test_insert_only_table(tmp_path):
     assert sorted(run("read", t, "--insert-only").out.splitlines()) == before
 
 
+@pytest.mark.parametrize("kind", ["--major", "--minor", "insert-only"])
+def test_compaction_keeps_a_column_added_after_the_first_files(tmp_path, kind):
+    """ALTER TABLE ... ADD COLUMNS, then an INSERT: the older files come first and lack the
+    column. The compacted files hold it (the older rows null there, as Hive's compactor
+    writes them); before, they took the first file's columns and the new values were lost."""
+    import pyarrow as pa
+    import pyarrow.orc as po
+
+    from .helpers.layouts import build, delta
+
+    t = tmp_path / "t"
+    wide = "struct<id:int,name:string,score:double>"
+    if kind == "insert-only":
+        for w, columns in ((1, {"id": [1, 2]}), (2, {"id": [3], "score": [2.5]})):
+            d = t / f"delta_{w:07d}_{w:07d}_0000"
+            d.mkdir(parents=True)
+            po.write_table(pa.table(columns), str(d / "000000_0"))
+    else:
+        build(t, {**delta("delta_0000001_0000001_0000", acid(events(1, n=2))),
+                  **delta("delta_0000002_0000002_0000", acid(
+                      [Event(0, 2, 536870912, 0, 2, (9, "x", 2.5))], row_type=wide))})
+    flags = ["--insert-only"] if kind == "insert-only" else []
+    before = sorted(run("read", t, *flags, "--format", "csv").out.splitlines())
+    assert before[-1].count(",") == (1 if kind == "insert-only" else 2), before
+    result = run("compact", t, "--major" if kind == "insert-only" else kind, *flags, "--apply")
+    assert result.code == 0, result.err
+    made = [d for d in os.listdir(t) if d.startswith(("base_", "delta_0000001_0000002"))]
+    assert made, os.listdir(t)
+    for d in made:
+        for f in os.listdir(t / d):
+            if not f.startswith(("_", ".")):
+                schema = po.ORCFile(str(t / d / f)).schema
+                row = schema if kind == "insert-only" else schema.field("row").type
+                assert len(row) == (2 if kind == "insert-only" else 3), (d, f, row)
+    assert sorted(run("read", t, *flags, "--format", "csv").out.splitlines()) == before
+
+
 FAULTS = 12
 
 

@@ -45,9 +45,11 @@ def row_names_of(layouts: Iterable[list[str]]) -> list[str] | None:
 def conformed(parts: list[pa.Table]) -> list[pa.Table]:
     """Event tables whose ``row`` structs differ (Hive 2.3 names an UPDATE's fields
     ``_col1..`` and gives a DELETE's row fewer fields, or none) made one type, by position as
-    Hive reads them: the first table's fields, each taken from the same position (cast to its
-    type when it can be) or null where a file has fewer."""
-    target = parts[0].column("row").type
+    Hive reads them: the first table's fields (the first of the most fields: a file written
+    after an ALTER TABLE ... ADD COLUMNS has more), each taken from the same position (cast to
+    its type when it can be) or null where a file has fewer."""
+    types = [p.column("row").type for p in parts]
+    target = max(types, key=lambda t: t.num_fields if pa.types.is_struct(t) else -1)
     if all(p.column("row").type == target for p in parts) or not pa.types.is_struct(target):
         return parts
     out = []

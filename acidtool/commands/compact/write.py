@@ -36,7 +36,7 @@ from ...io.eventwriter import EventFileWriter
 from ...io.fs import Location, resolve
 from ...io.journal import sha256_of
 from ...io.orc import ACID_COLUMNS, open_orc
-from ...io.plain import plain_batches
+from ...io.plain import plain_batches, plain_schema
 from ...table.ls import PartitionState, inspect_table
 from ...table.read import PartitionReader
 from ...table.rownames import row_named, row_names_of
@@ -124,7 +124,11 @@ def bucket_jobs(reader: PartitionReader, job: Job, insert_only: bool) -> list[Bu
 
 
 def event_schema(reader: PartitionReader, files: list[str]) -> pa.Schema:
-    """The ACID event schema of the first file read (the row struct named as read)."""
+    """The ACID event schema of the files read: the row struct of the widest (named as read),
+    so that the columns an ALTER TABLE ... ADD COLUMNS gave the newer files are kept, and the
+    older files' rows are null there (``conform``, by position), as Hive's compactor writes
+    them."""
+    widest = None
     for rel in files:
         src = open_orc(reader.part.location, rel)
         if src.is_acid:
@@ -136,9 +140,16 @@ def event_schema(reader: PartitionReader, files: list[str]) -> pa.Schema:
         else:
             row = pa.struct([src.schema.field(i).with_name(n) for i, n in
                              enumerate(reader.row_names or list(src.schema.names))])
-        return pa.schema([pa.field(n, t) for n, t in zip(
-            ACID_COLUMNS, [pa.int32(), pa.int64(), pa.int32(), pa.int64(), pa.int64(), row])])
-    raise UsageError(f"{reader.part.location.url}: nothing to compact (no data file)")
+        if widest is None or _width(row) > _width(widest):
+            widest = row
+    if widest is None:
+        raise UsageError(f"{reader.part.location.url}: nothing to compact (no data file)")
+    return pa.schema([pa.field(n, t) for n, t in zip(
+        ACID_COLUMNS, [pa.int32(), pa.int64(), pa.int32(), pa.int64(), pa.int64(), widest])])
+
+
+def _width(row: pa.DataType) -> int:
+    return row.num_fields if pa.types.is_struct(row) else 0
 
 
 def run_jobs(reader: PartitionReader, jobs: list[BucketJob], schema: pa.Schema | None,
@@ -246,11 +257,18 @@ def on_executor(url: str, compactor: Snapshot, column_names: tuple[str, ...] | N
 
 def _write_plain(reader: PartitionReader, files: list[str], path: str, version,
                  compression: str) -> int:
-    """An insert-only table: the rows of its files, one after another, into one file."""
+    """An insert-only table: the rows of its files, one after another, into one file, in the
+    columns of the widest (an older file's rows null in those an ADD COLUMNS added since)."""
+    schemas = [plain_schema(reader.part.location, rel) for rel in files]
+    widest = max(schemas, key=len, default=None)
     writer: EventFileWriter | None = None
     for rel in files:
         for batch in plain_batches(reader.part.location, rel, reader.batch_rows):
-            row = row_named(pa.StructArray.from_arrays(batch.columns, names=batch.schema.names),
+            table_schema = widest if widest is not None and \
+                len(widest) > batch.num_columns else batch.schema
+            columns = list(batch.columns) + [pa.nulls(batch.num_rows, f.type)
+                                             for f in list(table_schema)[batch.num_columns:]]
+            row = row_named(pa.StructArray.from_arrays(columns, names=table_schema.names),
                             reader.row_names)
             table = pa.table({f.name: row.field(i) for i, f in enumerate(row.type)})
             if writer is None:
