@@ -301,3 +301,33 @@ def test_the_command_line_keeps_off_huge_pages_unless_told(tmp_path, setting, ex
                           capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr.splitlines()[-1] == f"THP {expected}"
+
+
+@pytest.mark.parametrize("signalled, status", [(None, 3), ("TERMINATED", 143),
+                                               ("INTERRUPTED", 130)])
+def test_an_error_python_raises_where_a_signal_landed_is_the_signal(monkeypatch, capsys,
+                                                                    signalled, status):
+    """A SIGTERM that lands while Python's import machinery makes an ImportError's message
+    is dropped, and Python raises "TypeError: expected a message argument" in its place (seen
+    once in a convert killed at a random moment). Once a signal has been recorded, such an
+    error ends the command as the signal would, with one line; without one it is an
+    internal error."""
+    from acidtool.cli import main as cli
+    from acidtool.core import errors
+
+    class Command:
+        def main(self, **kw):
+            if signalled:
+                getattr(errors, signalled).append(15 if signalled == "TERMINATED" else 2)
+            raise TypeError("expected a message argument")
+
+    monkeypatch.setattr(cli, "command", Command)
+    try:
+        assert cli._run(["ls", "x"], False) == status
+    finally:
+        errors.TERMINATED.clear()
+        errors.INTERRUPTED.clear()
+    err = capsys.readouterr().err
+    assert err.strip() == ("acidtool: interrupted" if signalled else
+                           "acidtool: internal error: TypeError: expected a message argument "
+                           "(run again with --traceback and report it)"), err

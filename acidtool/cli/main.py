@@ -93,6 +93,10 @@ def _run(args: list[str], traceback: bool):
         status = _interrupted_status(exc)
     except Exception as exc:  # noqa: BLE001 - the one place that turns bugs into one line
         signalled = _interruption(exc)
+        if signalled is None and (TERMINATED or INTERRUPTED):
+            # an error Python raised where the signal landed and dropped it (an import making
+            # its ImportError's message: "TypeError: expected a message argument")
+            signalled = Terminated() if TERMINATED else KeyboardInterrupt()
         if signalled is not None:
             return _interrupted_status(signalled)
         _print_traceback(traceback)
