@@ -1,12 +1,10 @@
 """Reading a table's rows as Hive would return them for a snapshot (spec §8), as Arrow.
 
 Per partition: the getAcidState selection; rows of the base, insert deltas and (without a base)
-original files whose write id is valid; delete events of the selected delete deltas whose own
-write id is valid, applied by (originalTransaction, bucket property, rowId). Work goes bucket by
-bucket, as Hive's vectorized reader does (the delete events for rows of bucket N live in
-``bucket_N`` of each delete delta), so memory holds one bucket's delete keys at a time. Hive 2
-"legacy" tables (updates and deletes as events in ``delta_`` directories) are merged the way
-Hive 2.3's OrcRawRecordMerger does.
+original files of valid write ids, less the valid delete events, by (originalTransaction,
+bucket property, rowId); bucket by bucket, as Hive's vectorized reader goes, so memory holds
+one bucket's delete keys at a time. Hive 2 "legacy" tables (updates and deletes as events in
+``delta_`` directories) are merged the way Hive 2.3's OrcRawRecordMerger does.
 """
 
 from __future__ import annotations
@@ -96,8 +94,8 @@ class _Bucket:
 
 
 def require_whole(part: PartitionState) -> None:
-    """Refuses a partition caught between a compaction's two renames (``core/halfdone.py``):
-    its rows would come out deleted or resurrected."""
+    """Refuses a partition caught between a compaction's two renames (its rows would come out
+    deleted or resurrected: core/halfdone.py)."""
     halves = half_done(part.state)
     if halves:
         raise HalfCompactionError(
@@ -125,9 +123,8 @@ class PartitionReader:
         self.columns = list(columns) if columns else None
         self.row_names = list(row_names) if row_names else None
         self.others: dict[str, pa.DataType] = {}  # row columns of the table's other files
-        # the row columns of the table's widest files (those written after an ALTER TABLE ...
-        # ADD COLUMNS): a narrower file's rows are read into them by position, the rest null
-        self.row_columns: list[tuple[str, pa.DataType]] = []
+        # the widest files' row columns (written after an ADD COLUMNS): a narrower file's rows
+        self.row_columns: list[tuple[str, pa.DataType]] = []  # are read into them by position
         self._footers: dict[str, Footer | None] = {}  # (``footer``: each file's read once)
         self.version = snapshot.hive_version
         ids = snapshot.write_ids if self.version.has_write_ids else snapshot.txns
@@ -251,8 +248,7 @@ class PartitionReader:
         return valid_mask(self.ids, arr)
 
     def _open(self, rel: str):
-        """The file, opened; an ACID-named file whose event columns have other types fails
-        here, as in Hive, rather than somewhere in the filtering."""
+        """The file, opened (an ACID file whose event columns have other types fails here)."""
         try:
             src = open_orc(self.part.location, rel)
         except OrcReadError as exc:
@@ -335,8 +331,7 @@ class PartitionReader:
         batch, a limited number at a time, so memory never holds more than one chunk."""
         assert self.memory_limit is not None, "streams deletes only under --memory-limit"
         per_chunk = max(1024, self.memory_limit // self.KEY_BYTES)
-        pending: list[pa.Table] = []
-        held = 0
+        pending, held = list[pa.Table](), 0
         for keys in self._delete_key_tables(rels):
             for start in range(0, keys.num_rows, per_chunk):
                 piece = keys.slice(start, per_chunk)
@@ -353,8 +348,8 @@ class PartitionReader:
         if isinstance(row, pa.ChunkedArray):
             row = row.combine_chunks()
         out_names = [f.name for f in row.type]
-        widest = self.row_columns
-        if len(out_names) < len(widest):  # (written before ADD COLUMNS: as Hive reads it)
+        widest = self.row_columns  # (a file written before an ADD COLUMNS: as Hive reads it)
+        if len(out_names) < len(widest):
             out_names = [n for n, _ in widest[:len(out_names)]]
         cols = {name: row.field(i) for i, name in enumerate(out_names)}
         cols.update({n: pa.nulls(len(row), t) for n, t in widest[len(out_names):]})
