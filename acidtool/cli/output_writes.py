@@ -65,8 +65,8 @@ def compact_result_text(result) -> str:
                          f"data file{'' if len(data) == 1 else 's'}, "
                          f"{human_bytes(info.bytes)}")
         lines.append(f"  {len(p.job.reads)} directories and files read are obsolete now "
-                     "(Hive's Cleaner, or `acidtool repair --select ACID021 --apply`, removes "
-                     "them)")
+                     "(Hive's Cleaner, or `acidtool repair --select ACID021 --apply` given the "
+                     "readers' snapshot: --write-ids, --txns or --metastore, removes them)")
     for p in plan.blocked:
         lines.append(f"{display(_label(p))}: BLOCKED: {display(p.job.reason)}")
     if result.transaction is not None:
