@@ -127,29 +127,23 @@ def event_schema(reader: PartitionReader, files: list[str]) -> pa.Schema:
     """The ACID event schema of the files read: the row struct of the widest (named as read),
     so that the columns an ALTER TABLE ... ADD COLUMNS gave the newer files are kept, and the
     older files' rows are null there (``conform``, by position), as Hive's compactor writes
-    them."""
-    widest = None
-    for rel in files:
-        src = open_orc(reader.part.location, rel)
-        if src.is_acid:
-            row = src.schema.field(5).type
-            if reader.row_names and pa.types.is_struct(row) and \
-                    row.num_fields == len(reader.row_names):
-                row = pa.struct([row.field(i).with_name(n)
-                                 for i, n in enumerate(reader.row_names)])
-        else:
-            row = pa.struct([src.schema.field(i).with_name(n) for i, n in
-                             enumerate(reader.row_names or list(src.schema.names))])
-        if widest is None or _width(row) > _width(widest):
-            widest = row
-    if widest is None:
+    them. The widest is found from the footers the reader holds; only it is opened."""
+    if not files:
         raise UsageError(f"{reader.part.location.url}: nothing to compact (no data file)")
+    widths = [len(shape[0]) if (shape := reader.row_shape(rel)) is not None else -1
+              for rel in files]
+    src = open_orc(reader.part.location, files[widths.index(max(widths))])
+    if src.is_acid:
+        row = src.schema.field(5).type
+        if reader.row_names and pa.types.is_struct(row) and \
+                row.num_fields == len(reader.row_names):
+            row = pa.struct([row.field(i).with_name(n)
+                             for i, n in enumerate(reader.row_names)])
+    else:
+        row = pa.struct([src.schema.field(i).with_name(n) for i, n in
+                         enumerate(reader.row_names or list(src.schema.names))])
     return pa.schema([pa.field(n, t) for n, t in zip(
-        ACID_COLUMNS, [pa.int32(), pa.int64(), pa.int32(), pa.int64(), pa.int64(), widest])])
-
-
-def _width(row: pa.DataType) -> int:
-    return row.num_fields if pa.types.is_struct(row) else 0
+        ACID_COLUMNS, [pa.int32(), pa.int64(), pa.int32(), pa.int64(), pa.int64(), row])])
 
 
 def run_jobs(reader: PartitionReader, jobs: list[BucketJob], schema: pa.Schema | None,
