@@ -680,7 +680,7 @@ def test_file_path_strings_are_sparks_own(spark, tmp_path_factory, names):
     string for a file must be Spark's, character for character (a string Spark does not give
     would leave the file's rows out): checked against Spark on names of every kind of
     character, as inputFiles() is."""
-    from acidtool.hiveacid.sparkpaths import file_path, input_file, unglobbed
+    from acidtool.hiveacid.sparkpaths import file_path, input_file, one_glob, unglobbed
 
     path = tmp_path_factory.mktemp("p").joinpath(*names, "bucket_00000")
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -689,6 +689,17 @@ def test_file_path_strings_are_sparks_own(spark, tmp_path_factory, names):
     got = {r.f for r in frame.selectExpr("a", "_metadata.file_path AS f").collect()}
     assert got == {file_path(str(path))}
     assert frame.inputFiles() == [input_file(str(path))]
+    # one glob of the files, or of their directories, names them and nothing else (a
+    # second file beside the first's directory is left out)
+    other = path.parents[len(names)] / "other" / "bucket_00000"
+    other.parent.mkdir()
+    paorc.write_table(pa.table({"a": [3]}), str(other))
+    (path.parent.parent / "left_out").write_bytes(b"not ORC")
+    for given in ([str(path), str(other)], [str(path.parent), str(other.parent)]):
+        glob = one_glob(given)
+        assert glob is not None
+        assert sorted(spark.read.orc([glob]).inputFiles()) == \
+            sorted([input_file(str(path)), input_file(str(other))])
 
 
 LISTING_NAMES = ["bucket_00000", "_orc_acid_version", ".bucket_00000.crc", "_metadata",

@@ -31,3 +31,22 @@ def test_urls_spark_would_have_to_qualify_get_no_string(url):
 
 def test_glob_characters_are_escaped_for_sparks_reader():
     assert unglobbed("/t/k=a\\b{c}[d]*?") == "/t/k=a\\\\b\\{c\\}\\[d\\]\\*\\?"
+
+
+@pytest.mark.parametrize("urls,glob", [
+    (["/t/p=1/base_1", "/t/p=2/base_1"], "/t/{p=1/base_1,p=2/base_1}"),
+    (["/t/p=1/base_1"], "/t/{p=1/base_1}"),  # (a '/' in each alternative: no listing)
+    (["/t/p=1/base_1/b", "/t/p=1/base_1/c"], "/t/p=1/{base_1/b,base_1/c}"),
+    (["hdfs://nn:8020/w/t/a,b{c}/x", "hdfs://nn:8020/w/t/d/y"],
+     "hdfs://nn:8020/w/t/{a\\,b\\\\\\{c\\\\\\}/x,d/y}"),
+    (["/t*/a\\b/c[d"], "/t\\*/{a\\\\\\\\b/c\\\\[d}"),
+    (["/a"], None),  # no directory above the parent's
+    (["/t/a/b", "hdfs://nn/t/a/b"], None),  # two file systems
+    (["hdfs://nn/t/a/b", "hdfs://other/t/a/b"], None),
+])
+def test_one_glob_names_exactly_the_paths(urls, glob):
+    from acidtool.hiveacid.sparkpaths import one_glob, to_read
+
+    assert one_glob(urls) == glob
+    assert to_read(urls, checked=True) == ([glob] if glob else [unglobbed(u) for u in urls])
+    assert to_read(urls, checked=False) == [unglobbed(u) for u in urls]

@@ -164,10 +164,10 @@ class _Scans:
         scans; with ``paths`` (each file's ``_metadata.file_path``), each scan reads its own
         files of it. No view is made (False) where Spark's ``inputFiles()`` do not hold the
         files as ``sparkpaths`` says they would, or (``exact``) are not those files."""
-        from .sparkpaths import input_file, unglobbed
+        from .sparkpaths import input_file, to_read
 
         frame = self.spark.read.schema(self.asked[tokens[0]][0]).orc(
-            [unglobbed(p) for p in where])
+            to_read(where, checked=paths is not None or exact is not None))
         if paths is not None:
             frame = frame.selectExpr("*", "_metadata.file_path AS __acid_file")
             if not {input_file(f) for f in paths} <= set(frame.inputFiles()):
@@ -191,7 +191,7 @@ class _Scans:
         where Spark's ``inputFiles()`` would not be the files as ``sparkpaths`` says."""
         import uuid
 
-        from .sparkpaths import input_file, unglobbed
+        from .sparkpaths import input_file, to_read
 
         if "_metadata" in {f.name.lower() for f in schema.fields}:
             return None
@@ -203,7 +203,7 @@ class _Scans:
             chunk = given[i:i + limit]
             held = set(chunk)
             read = [f for f in files if f in held or f.rsplit("/", 1)[0] in held]
-            frame = self.spark.read.schema(schema).orc([unglobbed(p) for p in chunk]) \
+            frame = self.spark.read.schema(schema).orc(to_read(chunk, checked=True)) \
                 .selectExpr("*", "_metadata.file_path AS __acid_file")
             if set(frame.inputFiles()) != {input_file(f) for f in read}:
                 return None

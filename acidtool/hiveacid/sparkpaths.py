@@ -35,6 +35,51 @@ def unglobbed(url: str) -> str:
     return url
 
 
+def to_read(where: list[str], checked: bool) -> list[str]:
+    """The paths Spark's reader is given for these files or directories: where its
+    ``inputFiles()`` are checked after (``checked``), one glob of them all (``one_glob``),
+    else each, its glob characters escaped (Spark fails on one that does not exist)."""
+    glob = one_glob(where) if checked else None
+    return [glob] if glob else [unglobbed(p) for p in where]
+
+
+def one_glob(urls: list[str]) -> str | None:
+    """One path for Spark's reader naming exactly these files or directories (local paths or
+    URLs of one file system): a brace glob of them below a common directory, each alternative
+    holding a '/', so that Hadoop's glob expands it to the literal paths and lists no
+    directory. Spark checks that each literal path it is given exists, a thread of a new pool
+    each (a relation of ten directories: 29 ms, of their glob: 8 ms; of one directory: 11-17
+    ms, its glob 5 ms). A glob leaves out a path that does not exist, where a literal path
+    fails: give it only where Spark's ``inputFiles()`` are checked after. None: the URLs share
+    no directory above their parents' (or one file system)."""
+    heads, splits = set(), []
+    for url in urls:
+        head, path = ("", url) if url.startswith("/") else _head(url)
+        heads.add(head)
+        splits.append(path.split("/"))
+    if len(heads) != 1 or not splits or any(not p[0] == "" for p in splits):
+        return None
+    common = min(len(p) for p in splits) - 2  # (each alternative keeps two components)
+    for i in range(common):
+        if len({p[i] for p in splits}) > 1:
+            common = i
+            break
+    if common < 1:
+        return None
+    # (Hadoop's GlobExpander takes one level of escapes off the alternatives as it expands
+    # them: each is escaped for it on top of the glob's own escapes)
+    alternatives = ",".join("".join("\\" + c if c in "\\{}," else c
+                                    for c in unglobbed("/".join(p[common:]))) for p in splits)
+    return heads.pop() + unglobbed("/".join(splits[0][:common])) + "/{" + alternatives + "}"
+
+
+def _head(url: str) -> tuple[str, str]:
+    """A URL's scheme and authority ('hdfs://nn:8020'), and its path."""
+    scheme, sep, rest = url.partition("://")
+    authority, slash, path = rest.partition("/")
+    return (f"{scheme}{sep}{authority}", slash + path) if sep else ("?", url)
+
+
 def _quoted(path: str) -> str:
     """A path as java.net.URI's constructors quote it: a character outside ``_KEPT`` as the
     %XX of its UTF-8 bytes, except a non-ASCII one that is neither a control nor a space."""
