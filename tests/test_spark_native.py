@@ -737,3 +737,29 @@ def test_a_scan_of_a_directorys_files_alone_is_given_the_directory_and_no_filter
     plan = _plan(df)
     assert "InMemoryFileIndex(2 paths)" in plan and "__acid_file" not in plan, plan
     assert same_three_ways(spark, table, with_row_id=True) == 5
+
+
+@pytest.mark.parametrize("partitioned", [False, True], ids=["one", "partitions"])
+def test_a_file_gone_between_the_plan_and_sparks_relation_fails_the_read(
+        spark, tmp_path, monkeypatch, partitioned):
+    """Relations are handed one glob of their paths, which leaves out a path that has gone
+    (a literal path fails): a bucket file removed after acidtool planned the snapshot, before
+    Spark made its relations, fails the read; it never reads the table without that file's
+    rows."""
+    from acidtool.hiveacid import frame
+
+    parts = ["p=1", "p=2"] if partitioned else [""]
+    table = build(tmp_path / "t", {k: v for p in parts for k, v in _two_buckets(p, 1).items()})
+    gone = table / (f"{parts[0]}/" if partitioned else "") / "delta_0000001_0000001" / \
+        "bucket_00001"
+    assert gone.exists()
+    made = frame._Scans.made
+
+    def remove_first(self, statement):
+        gone.unlink()
+        return made(self, statement)
+
+    monkeypatch.setattr(frame._Scans, "made", remove_first)
+    with pytest.raises(Exception) as failed:
+        read_table(spark, str(table), native=True).collect()
+    assert "bucket_00001" in str(failed.value)
