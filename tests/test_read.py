@@ -212,6 +212,28 @@ def test_formats_and_output_files(tmp_path):
     assert len(rows(table, "--limit", "2")) == 2
 
 
+@pytest.mark.parametrize("fmt,open_file", [
+    ("parquet", lambda f: pq.read_table(f)), ("orc", lambda f: paorc.read_table(str(f)))])
+@pytest.mark.parametrize("layout,snapshot", [
+    ("deletes only", []),  # a table of delete deltas alone (as realdata's trino tables)
+    ("nothing visible", ["--write-ids", "t:0:9223372036854775807::"]),
+], ids=["deletes-only", "nothing-visible"])
+def test_no_row_and_no_data_file_read_is_still_a_file_of_that_format(tmp_path, fmt,
+                                                                      open_file, layout,
+                                                                      snapshot):
+    """No data file in the snapshot (only delete deltas, or none the snapshot sees): no
+    columns to take, and the output is still a Parquet or ORC file of no rows that readers
+    open (it was a file of no bytes)."""
+    deletes = delta("delete_delta_0000002_0000002_0000",
+                    acid([Event(DELETE, 1, 536870912, 0, 2, None)]))
+    table = build(tmp_path / "t", deletes if layout == "deletes only" else
+                  {**delta("delta_0000001_0000001_0000", acid(events(1, n=3))), **deletes})
+    out = tmp_path / f"o.{fmt}"
+    result = run("read", table, *snapshot, "--format", fmt, "-o", out)
+    assert result.code == 0, result.err
+    assert out.stat().st_size > 0 and open_file(out).num_rows == 0
+
+
 def test_failure_leaves_no_partial_output(tmp_path):
     table = _table(tmp_path)
     (table / "delta_0000005_0000005_0000" / "bucket_00000").write_bytes(b"ORC-broken")

@@ -88,8 +88,10 @@ class RowWriter:
             raise ValueError(self.fmt)
 
     def finish(self, schema: pa.Schema | None = None) -> None:
-        if self._writer is None and self.fmt in ("parquet", "orc") and schema is not None:
-            self.write_empty(schema)
+        if self._writer is None and self.fmt in ("parquet", "orc"):
+            # (no row at all, and no file read to take the columns from: a file of no
+            # columns, which every Parquet and ORC reader opens, not a file of no bytes)
+            self.write_empty(schema if schema is not None else pa.schema([]))
         if self._writer is not None:
             self._writer.close()
         self._stream.flush()
