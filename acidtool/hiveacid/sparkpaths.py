@@ -57,7 +57,7 @@ def one_glob(urls: list[str]) -> str | None:
         head, path = ("", url) if url.startswith("/") else _head(url)
         heads.add(head)
         splits.append(path.split("/"))
-    if len(heads) != 1 or not splits or any(not p[0] == "" for p in splits):
+    if len(heads) != 1 or not splits or any(p[0] != "" for p in splits):
         return None
     common = min(len(p) for p in splits) - 2  # (each alternative keeps two components)
     for i in range(common):
