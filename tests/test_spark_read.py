@@ -130,3 +130,24 @@ def test_read_spark_writes_a_dataset(spark, tmp_path):
     again = run("read", table, "--spark", "--format", "parquet", "-o", out)
     assert again.code == 2 and "never overwrites" in again.err
     assert run("read", table, "--spark").code == 2  # a dataset needs a format and -o
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "orc"])
+def test_read_spark_of_only_delete_deltas_writes_an_empty_dataset(spark, tmp_path, fmt):
+    """No data file in the table: Spark writes no dataset of no columns, so acidtool writes
+    what `read` writes in process (one file of no columns, no rows) as a dataset, where it
+    used to stop with exit 2."""
+    table = build(tmp_path / "t", delta("delete_delta_0000002_0000002_0000",
+                                        acid([Event(DELETE, 1, 536870912, 0, 2, None)])))
+    out = tmp_path / "out"
+    result = run("read", table, "--spark", "--format", fmt, "-o", out)
+    assert result.code == 0, result.err
+    assert "empty" in result.err and "no data file" in result.err
+    assert sorted(p.name for p in out.iterdir()) == ["_SUCCESS", f"part-00000.{fmt}"]
+    import pyarrow.dataset as ds
+
+    assert ds.dataset(str(out), format=fmt).to_table().num_rows == 0
+    if fmt == "parquet":  # (Spark infers no schema from an ORC file of no columns)
+        assert spark.read.parquet(str(out)).count() == 0
+    again = run("read", table, "--spark", "--format", fmt, "-o", out)
+    assert again.code == 2 and "never overwrites" in again.err

@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from ..core.errors import AcidToolError, UsageError
+from ..core.errors import UsageError
 from .app import (
     HIVE_VERSION,
     INSERT_ONLY,
@@ -140,9 +140,13 @@ def _read_on_spark(path, metastore, write_ids, txns, hive_version, table, insert
                                  table=table, insert_only=insert_only)
     how = f"read through the hiveacid source: {why}" if why else \
         "read by Spark's own ORC reader (no Python on the executors)"
-    if not df.columns:
-        raise AcidToolError(f"{path}: the snapshot has no data file to take the columns "
-                            "from (no rows): Spark writes no dataset without columns")
+    if not df.columns:  # (Spark writes no dataset of no columns: this process does)
+        from ..io.sink import write_empty_dataset
+
+        write_empty_dataset(output, fmt)
+        note(f"wrote an empty {fmt} dataset to {output}: the snapshot has no data file to "
+             "take the columns from (no rows)")
+        return
     note(how)
     with acidtool_errors():
         df.write.format(fmt).mode("errorifexists").save(output)

@@ -175,6 +175,27 @@ def _prefetched(tables: Iterator[pa.Table], depth: int = 2) -> Iterator[pa.Table
                 worker.join(0.01)
 
 
+def write_empty_dataset(output: str, fmt: str) -> str:
+    """A Parquet or ORC dataset of no columns and no rows at ``output`` (a new directory, on
+    any filesystem ``fs.resolve`` reaches): one part file, as ``write_rows`` writes for a
+    snapshot with no data file, and Spark's ``_SUCCESS``. Spark writes no dataset of no
+    columns. Returns the part file's URL."""
+    import io
+
+    from .fileops import write_new
+    from .fs import resolve
+
+    buffer = io.BytesIO()
+    writer = RowWriter(fmt, None, buffer)
+    writer.finish()
+    top = resolve(output)
+    top.fs.create_dir(top.path, recursive=True)
+    part = top.child(f"part-00000.{fmt}")
+    write_new(part, buffer.getvalue())
+    write_new(top.child("_SUCCESS"), b"")
+    return part.url
+
+
 def write_rows(tables: Iterator[pa.Table], fmt: str, output: str | None, stdout,
                limit: int | None, prefetch: bool = True, compression: str | None = None) -> int:
     """Write ``tables`` in ``fmt`` to ``output`` (or ``stdout``), at most ``limit`` rows. With
