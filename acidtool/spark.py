@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Iterator, Sequence
 from .core.errors import UsageError
 
 if TYPE_CHECKING:
+    from .table.readplan import ReadPlan
     from .table.target import Target
 
 # Spark starts its Python workers (and looks up Python data sources such as ``hiveacid``)
@@ -160,12 +161,18 @@ class NotNative(UsageError):
 def read_plan_of(spark, path: str, options: dict, *, forced: bool = False):
     """The DataFrame of Spark's own operators for the read, or why the source reads it (it
     must, or, unless ``forced``, would be faster)."""
-    from .hiveacid.frame import session_unfit, to_frame
-    from .hiveacid.native import native_plan
     from .table.options import ReadOptions
     from .table.readplan import plan_read
 
-    plan = native_plan(plan_read(ReadOptions.of({**options, "path": path})))
+    return frame_of(spark, plan_read(ReadOptions.of({**options, "path": path})), forced=forced)
+
+
+def frame_of(spark, read: ReadPlan, *, forced: bool = False):
+    """``read_plan_of`` of a read plan already made (the files it lists are those read)."""
+    from .hiveacid.frame import session_unfit, to_frame
+    from .hiveacid.native import native_plan
+
+    plan = native_plan(read)
     if isinstance(plan, str):
         return plan
     return session_unfit(spark, plan) or (None if forced else plan.slower()) or \

@@ -5,7 +5,12 @@ as the real command, each the best of two runs; the export goes into a new local
 time. For what the ratio is made of, it also prints ``read --with-row-id`` (the export's
 columns: the ROW__ID too) and the time a process takes to import pyiceberg and SQLAlchemy.
 
-Usage: python benchmarks/bench_export.py [--base-rows N]
+With ``--spark`` it measures ``export --spark`` instead (local[2]): ``--native`` (a new table by
+Spark's own reader and Parquet writer) against ``read --spark --with-row-id --format parquet -o
+DIR`` (the same rows and columns, by the same plan) and against ``--no-native`` (acidtool and
+pyiceberg on the executors, the default on a local master).
+
+Usage: python benchmarks/bench_export.py [--base-rows N] [--spark]
 """
 
 from __future__ import annotations
@@ -42,7 +47,10 @@ def timed(args: list[str], before=None) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--base-rows", type=int, default=10_000_000)
+    parser.add_argument("--spark", action="store_true")
     args = parser.parse_args()
+    if args.spark:
+        return on_spark(args.base_rows)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         table = root / "t"
@@ -68,6 +76,31 @@ def main() -> None:
         print(f"read --with-row-id: {with_ids:.2f} s; importing pyiceberg: {imports:.2f} s")
         print(f"ratio: {export / read:.2f}x (target <= 1.3x); against read --with-row-id "
               f"{export / with_ids:.2f}x")
+
+
+def on_spark(base_rows: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        table = root / "t"
+        build(table, base_rows)
+        out, lake = root / "rows", root / "lake"
+        spark = ["--spark", "--master", "local[2]"]
+
+        def fresh():
+            shutil.rmtree(out, ignore_errors=True)
+            shutil.rmtree(lake, ignore_errors=True)
+
+        export = ["export", str(table), "--to", "iceberg", "--catalog", str(lake), "--table",
+                  "bench.t", *spark]
+        read = timed(["read", str(table), *spark, "--with-row-id", "--format", "parquet", "-o",
+                      str(out)], fresh)
+        native = timed([*export, "--native"], fresh)
+        python = timed([*export, "--no-native"], fresh)
+        print(f"export --spark --native (Spark's own parts): {native:.2f} s")
+        print(f"export --spark --no-native (acidtool on the executors): {python:.2f} s")
+        print(f"read --spark --with-row-id --format parquet -o: {read:.2f} s")
+        print(f"ratio: --native {native / read:.2f}x read --spark, {native / python:.2f}x "
+              f"--no-native")
 
 
 if __name__ == "__main__":

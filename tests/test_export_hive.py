@@ -184,7 +184,7 @@ def test_spark_export_equals_the_export_in_process(spark, tmp_path):
     spark_lake, lake = tmp_path / "spark-lake", tmp_path / "lake"
     first = export(table, spark_lake, "--spark")
     assert first.code == 0, first.err
-    assert first.json()["files_added"] == 6  # one task, so one file, per bucket of a partition
+    assert "acidtool on Spark's executors: a local master" in first.err  # (the faster here)
     assert export(table, lake).code == 0
     assert iceberg_rows(spark_lake) == iceberg_rows(lake) == read_rows(table)
     build(table, {**in_part("p=a", delta("delete_delta_0000002_0000002_0000",
@@ -192,6 +192,7 @@ def test_spark_export_equals_the_export_in_process(spark, tmp_path):
                   **in_part("p=c", delta("delta_0000002_0000002_0000", acid(events(2, n=3))))})
     second = export(table, spark_lake, "--spark", "--incremental")
     assert second.code == 0, second.err
+    assert "acidtool on Spark's executors: an incremental export" in second.err
     assert (second.json()["rows_added"], second.json()["rows_deleted"]) == (3, 2)
     assert iceberg_rows(spark_lake) == read_rows(table)
 
@@ -210,3 +211,103 @@ def test_a_failed_spark_task_commits_nothing_and_leaves_no_file(spark, tmp_path)
     assert result.code == 1 and len(result.err.strip().splitlines()) == 1, result.err
     assert not catalog(lake).table_exists("s.t")
     assert not list(lake.rglob("*.parquet"))
+
+
+# the types Spark's own parts write with their field ids (no list, no map), a null partition,
+# deletes; with timestamps only under --truncate-timestamps
+NATIVE_TYPES = ("struct<b:boolean,ti:tinyint,si:smallint,i:int,bi:bigint,f:float,d:double,"
+                "s:string,c:char(4),bin:binary,dec:decimal(12,3),dt:date,ts:timestamp,"
+                "st:struct<x:tinyint,y:string,z:struct<q:decimal(5,2)>>>")
+
+
+def _native_rows() -> list[tuple]:
+    import datetime
+    from decimal import Decimal
+
+    ts = datetime.datetime(2020, 5, 13, 17, 10, 0, 123456, tzinfo=datetime.timezone.utc)
+    return [(True, 1, 2, 3, 4, 1.5, 5000.0, "plain", "ab", b"\x00\xff", Decimal("1.500"),
+             datetime.date(2020, 1, 2), ts, (7, "x", (Decimal("1.25"),))),
+            (None,) * 14,
+            (False, -128, -32768, -2**31, -2**63, 0.1, float("nan"), "é漢", "abcd", b"",
+             Decimal("-0.001"), datetime.date(1970, 1, 1), ts, (None, None, None))]
+
+
+@pytest.mark.parametrize("truncate", [True, False], ids=["native", "timestamps-fall-back"])
+def test_spark_export_of_a_new_table_by_sparks_own_parts_equals_the_export_in_process(
+        spark, tmp_path, truncate):
+    """A new table exported by Spark's own ORC reader and Parquet writer holds what the export
+    in process writes: every type it takes (tinyint and smallint as int, nested structs with
+    their field ids), each partition's values, the null partition, rows deleted. Without
+    --truncate-timestamps a timestamp column falls back to the executors' acidtool (on a local
+    master, as without --native)."""
+    from acidtool.io.acidwrite import DELETE
+
+    from .helpers.layouts import acid, build, delta, events
+    from .helpers.orcfiles import write_orc
+    from .test_export import in_part
+
+    # (rows enough that one delete is not past NativePlan.slower's share)
+    land = write_orc(tmp_path / "land" / "x.orc", NATIVE_TYPES, _native_rows() * 20)
+    table = tmp_path / "t"
+    for part in ("k=1", "k=__HIVE_DEFAULT_PARTITION__"):
+        (table / part).mkdir(parents=True)
+        assert run("convert", land.parent, "--table", table, "--partition", part,
+                   "--write-id", "1").code == 0
+    build(table, in_part("k=1", delta("delete_delta_0000002_0000002_0000",
+                                      acid(events(1, n=1, op=DELETE, current=2)))))
+    flags = ["--truncate-timestamps"] if truncate else []
+    ours, theirs = tmp_path / "lake", tmp_path / "spark-lake"
+    native = export(table, theirs, "--spark", *flags, *(["--native"] if truncate else []))
+    assert native.code == 0, native.err
+    assert ("Spark's own ORC reader" in native.err) == truncate, native.err
+    assert export(table, ours, "--truncate-timestamps").code == 0
+    want = iceberg_rows(ours)
+    assert len(want) == 119 and iceberg_rows(theirs) == want
+    assert native.json()["rows_added"] == 119
+    got = catalog(theirs).load_table("s.t")
+    assert got.schema() == catalog(ours).load_table("s.t").schema()
+    parts = sorted(str(f.file.partition) for f in got.scan().plan_files())
+    assert set(parts) == {"Record[None]", "Record[1]"}, parts
+    assert sorted(r["k"] is None for r in got.scan(row_filter="k IS NULL").to_arrow()
+                  .to_pylist()) == [True] * 60
+
+
+def test_a_failed_spark_write_commits_nothing_and_leaves_no_file(spark, tmp_path):
+    """Spark's own job fails (a file gone between the plan and the read): one error, no table,
+    no file left in the Iceberg table's location."""
+    from acidtool.commands.export.native import run_export_native
+    from acidtool.commands.export.run import ExportOptions, plan_export
+    from acidtool.core.errors import AcidToolError
+    from acidtool.spark import frame_of
+    from acidtool.table.target import resolve
+
+    from .helpers.layouts import acid, build, delta, events
+    from .test_export import in_part
+
+    layout = {}
+    for part in ("p=a", "p=b"):
+        layout.update(in_part(part, delta("delta_0000001_0000001_0000", acid(events(1, n=4)))))
+    table = build(tmp_path / "t", layout)
+    lake = tmp_path / "lake"
+    plan, work = plan_export(resolve(str(table)), ExportOptions(str(lake), "s.t"))
+    frame = frame_of(spark, work.read_plan)
+    assert not isinstance(frame, str), frame
+    (table / "p=b" / "delta_0000001_0000001_0000" / "bucket_00000").unlink()
+    with pytest.raises(AcidToolError, match="Spark's export failed, and nothing was committed"):
+        run_export_native(plan, work, frame)
+    assert not catalog(lake).table_exists("s.t")
+    assert not [p for p in lake.rglob("*") if p.is_file() and p.name != "catalog.db"]
+
+
+def test_native_is_refused_with_its_reason_where_sparks_own_parts_cannot_export(spark, tmp_path):
+    """--native where Spark's own parts cannot make the export (an incremental export, an
+    insert-only table): exit 2 with the reason, nothing written; --native without --spark
+    too."""
+    from .helpers.layouts import build, plain
+
+    mm = build(tmp_path / "mm", {"delta_0000001_0000001_0000/000000_0": plain(rows=[(1, "a")])})
+    lake = tmp_path / "lake"
+    refused = export(mm, lake, "--insert-only", "--spark", "--native")
+    assert refused.code == 2 and "insert-only" in refused.err, refused.err
+    assert not (lake / "catalog.db").exists() or not catalog(lake).table_exists("s.t")
+    assert export(mm, lake, "--insert-only", "--native").code == 2

@@ -30,7 +30,7 @@ def pyiceberg_rows(lake: Path, name: str = "s.t") -> list[str]:
     return canonical(catalog(lake).load_table(name).scan().to_arrow().to_pylist())
 
 
-NAMES = ["s.all_types", "s.parts", "s.mm", "s.hive40", "s.hive23", "s.bucketed"]
+NAMES = ["s.all_types", "s.parts", "s.mm", "s.hive40", "s.hive23", "s.bucketed", "s.native"]
 
 
 @pytest.fixture(scope="module")
@@ -87,6 +87,20 @@ def exported(tmp_path_factory, hive40, spark):
                "ds=2024-01-01", "--write-id", "3", "--buckets", "4", "--bucket-by",
                "id").code == 0
     assert export(bucketed, lake, name=NAMES[5]).code == 0
+    # written by Spark's own parts (export --spark of a new table): its field ids, nested
+    # ones too, and its partitions' values, the null one among them, as Iceberg's reader
+    # takes them
+    from .test_export_hive import NATIVE_TYPES, _native_rows
+
+    native = root / "native"
+    land = write_orc(root / "n-land" / "x.orc", NATIVE_TYPES, _native_rows() * 20)
+    for part in ("k=1", "k=__HIVE_DEFAULT_PARTITION__"):
+        (native / part).mkdir(parents=True)
+        assert run("convert", land.parent, "--table", native, "--partition", part,
+                   "--write-id", "1").code == 0
+    result = export(native, lake, "--spark", "--native", "--truncate-timestamps",
+                    name=NAMES[6])
+    assert result.code == 0 and "Spark's own ORC reader" in result.err, result.err
     return lake
 
 
@@ -100,7 +114,7 @@ def spark_rows(exported):
 
 @pytest.mark.parametrize("which", range(len(NAMES)), ids=["all-types", "incremental",
                                                            "insert-only", "hive40", "hive23",
-                                                           "bucketed"])
+                                                           "bucketed", "native"])
 def test_spark_with_icebergs_runtime_reads_what_pyiceberg_reads(exported, spark_rows, which):
     got = canonical(spark_rows[which])
     assert got and got == pyiceberg_rows(exported, NAMES[which])

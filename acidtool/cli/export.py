@@ -18,6 +18,7 @@ from .app import (
     HiveVersion,
     app,
     hive_version_option,
+    note,
     snapshot_note,
 )
 
@@ -53,12 +54,17 @@ _TRUNCATE_TIMESTAMPS = typer.Option(False, "--truncate-timestamps", help="Iceber
                                     "without it).")
 _DRY_RUN = typer.Option(False, "--dry-run", help="Say what the export would do, "
                         "and write nothing.")
-_SPARK = typer.Option(False, "--spark", help="Read and write on Spark's executors: "
-                      "one task per unit of the hiveacid source's read plan (a bucket "
-                      "of a partition; with --incremental one partition), each "
-                      "writing its own Parquet data files into the Iceberg table's "
-                      "location; the driver makes the one commit. Executors need "
-                      "acidtool and pyiceberg, and must reach both tables.")
+_SPARK = typer.Option(False, "--spark", help="Read and write on Spark's executors, "
+                      "which write the Parquet data files straight into the Iceberg "
+                      "table's location; the driver makes the one commit. Executors must "
+                      "reach both tables. See --native for how.")
+_NATIVE = typer.Option(None, "--native/--no-native", help="With --spark: --native exports a "
+                       "new table by Spark's own ORC reader and Parquet writer (executors need "
+                       "no Python package; refused, with the reason, where it cannot); "
+                       "--no-native by acidtool and pyiceberg on the executors (they need "
+                       "both), one task per bucket of a partition, or with --incremental per "
+                       "partition. Default: --native on a cluster's master, --no-native on "
+                       "local[N], where pyarrow's Parquet writer is the faster.")
 
 
 @app.command("export")
@@ -78,6 +84,7 @@ def export_command(
     truncate_timestamps: bool = _TRUNCATE_TIMESTAMPS,
     dry_run: bool = _DRY_RUN,
     spark: bool = _SPARK,
+    native: Optional[bool] = _NATIVE,
     master: Optional[str] = MASTER,
     fmt: Format = typer.Option(Format.text, "--format", help="text or json."),
 ) -> None:
@@ -115,6 +122,8 @@ def export_command(
     from .results import output_for
 
     catalog, table = _require_options(to, catalog, table, spark, master)
+    if native is not None and not spark:
+        raise UsageError("--native and --no-native go with --spark")
     opts = ExportOptions(catalog, table, incremental, tuple(partition or ()), warehouse,
                          truncate_timestamps)
     target = resolve(path, metastore=metastore, hive_version=hive_version,
@@ -123,12 +132,45 @@ def export_command(
     plan, work = plan_export(target, opts, path, dry_run=dry_run, read_ahead=not spark)
     bar = None if fmt is Format.json else ticker("units")
     if spark:
-        from ..commands.export.spark import run_export_spark
-
-        result = run_export_spark(plan, work, opts, master or "", dry_run, bar)
+        result = _export_on_spark(plan, work, opts, master, native, dry_run, bar)
     else:
         result = None if dry_run else run_export(plan, work, opts, bar)
     output_for(fmt).export(plan, result, dry_run)
+
+
+def _export_on_spark(plan, work, opts, master: str | None, native: bool | None,
+                     dry_run: bool, bar):
+    """``--spark``: a new table by Spark's own reader and Parquet writer (``native``; by
+    default on a cluster's master) where they can make the export, else acidtool on the
+    executors (once it is done, one line says which, and why)."""
+    from ..commands.export.native import native_unfit, run_export_native
+    from ..commands.export.spark import run_export_spark
+
+    if dry_run or plan.action == "nothing":
+        return run_export_spark(plan, work, opts, master or "", dry_run, bar)
+    why = "--no-native" if native is False else native_unfit(plan, work, opts)
+    frame = None
+    if why is None:
+        from ..io.spark import session
+        from ..spark import frame_of
+
+        spark = session(master)
+        if native is None and str(spark.sparkContext.master).startswith("local"):
+            why = ("a local master, where pyarrow's Parquet writer is faster than Spark's "
+                   "(--native for Spark's own)")
+        else:
+            frame = frame_of(spark, work.read_plan, forced=bool(native))
+            why = frame if isinstance(frame, str) else None
+    if why is not None and native:
+        raise UsageError(f"--native: Spark's own parts cannot make this export: {why}")
+    if why is not None:
+        result = run_export_spark(plan, work, opts, master or "", dry_run, bar)
+        note(f"written by acidtool on Spark's executors: {why}")
+        return result
+    result = run_export_native(plan, work, frame)
+    note("read by Spark's own ORC reader, written by its Parquet writer (no Python on the "
+         "executors)")
+    return result
 
 
 def _require_options(to: ExportTo, catalog: str | None, table: str | None, spark: bool,

@@ -434,6 +434,45 @@ def partition_key(spec, schema, values: pa.Table) -> str:
     return spec.partition_to_path(part.partition_key.partition, schema)
 
 
+def partition_record(spec, schema, values: pa.Table):
+    """One partition's values as Iceberg's manifest holds them (a Record), from a table whose
+    first row holds the partition columns' values."""
+    from pyiceberg.io.pyarrow import _determine_partitions
+    from pyiceberg.typedef import Record
+
+    if spec.is_unpartitioned():
+        return Record()
+    return next(iter(_determine_partitions(spec, schema, values.slice(0, 1)))
+                ).partition_key.partition
+
+
+def adopt_parquet(metadata, io, url: str, partition):
+    """A Parquet file already in the table's location (written by Spark, its columns with
+    the Iceberg schema's field ids) as a DataFile of ``partition``: its statistics from its
+    footer, as pyiceberg's ``add_files`` takes them, and its partition as given rather than
+    guessed from them."""
+    import pyarrow.parquet as pq
+    from pyiceberg.io.pyarrow import (
+        compute_statistics_plan,
+        data_file_statistics_from_parquet_metadata,
+        parquet_path_to_id_mapping,
+    )
+    from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
+
+    source = io.new_input(url)
+    with source.open() as stream:
+        footer = pq.read_metadata(stream)
+    schema = metadata.schema()
+    stats = data_file_statistics_from_parquet_metadata(
+        parquet_metadata=footer, stats_columns=compute_statistics_plan(schema, metadata.properties),
+        parquet_column_mapping=parquet_path_to_id_mapping(schema))
+    return DataFile.from_args(
+        content=DataFileContent.DATA, file_path=url, file_format=FileFormat.PARQUET,
+        partition=partition, file_size_in_bytes=len(source), sort_order_id=None,
+        spec_id=metadata.default_spec_id, equality_ids=None, key_metadata=None,
+        **stats.to_serialized_dict())
+
+
 @dataclass(frozen=True)
 class FileKeys:
     """One data file of the table (its scan task) and the keys of its rows."""

@@ -199,7 +199,7 @@ def plan_export(target: Target, opts: ExportOptions, given: str = "", *,
     arrow = rows_schema(read.schema, snap.insert_only)
     ahead = None
     if read_ahead and not dry_run and read.units:
-        ahead = ReadAhead(_by_partition(read.units)[0], Job(
+        ahead = ReadAhead(by_partition(read.units)[0], Job(
             arrow, read.schema, opts.truncate_timestamps, snap.insert_only, None, None))
     try:
         plan, work = _plan_iceberg(opts, ident, source, read, readers, arrow, columns,
@@ -342,6 +342,12 @@ def run_export(plan: ExportPlan, work: ExportWork, opts: ExportOptions,
     finally:
         _drop(ahead)  # (closes its files, if the first group did not read them all)
     result.rows_added, result.rows_deleted = counts.added, counts.deleted
+    return finished(result, work, commit, started)
+
+
+def finished(result: ExportResult, work: ExportWork, commit: iceberg.Commit,
+             started: float) -> ExportResult:
+    """``result`` with what the commit made: its files, the table's snapshot, the time."""
     result.files_added = len(commit.written)
     result.files_removed = len(commit.dropped)
     table = iceberg.load(work.catalog, work.ident)
@@ -416,9 +422,9 @@ def _groups(plan: ExportPlan, work: ExportWork, job: Job) -> list[tuple[list, li
     unit alone); for an incremental export, each partition's units with the Iceberg table's
     files of that partition (``work.gone`` is left with the files of partitions Hive no longer
     has)."""
-    by_partition = _by_partition(work.read_plan.units)
+    groups = by_partition(work.read_plan.units)
     if plan.action == "create":
-        return [(units, None) for units in by_partition]
+        return [(units, None) for units in groups]
     table = work.table
     existing = iceberg.files_by_partition(table)
     spec, schema = table.spec(), table.schema()
@@ -426,14 +432,14 @@ def _groups(plan: ExportPlan, work: ExportWork, job: Job) -> list[tuple[list, li
         for u in work.read_plan.units:
             u.reader.with_event = u.reader.legacy
     out: list[tuple[list, list | None]] = []
-    for units in by_partition:
-        pkey = iceberg.partition_key(spec, schema, _partition_row(units[0], work))
+    for units in groups:
+        pkey = iceberg.partition_key(spec, schema, partition_row(units[0], work))
         out.append((units, existing.pop(pkey, [])))
     work.gone = [task for tasks in existing.values() for task in tasks]
     return out
 
 
-def _by_partition(units: list) -> list[list]:
+def by_partition(units: list) -> list[list]:
     """The read plan's units in groups, a partition's each."""
     return [list(g) for _, g in groupby(units, key=lambda u: id(u.reader))]
 
@@ -543,7 +549,7 @@ def _before_txns(plan: ExportPlan) -> ValidTxnList | None:
     return ValidTxnList.parse_any(prev[P_TXNS])
 
 
-def _partition_row(unit, work: ExportWork) -> pa.Table:
+def partition_row(unit, work: ExportWork) -> pa.Table:
     """One row holding a unit's typed partition values (its partition's Iceberg key)."""
     values = dict(unit.values)
     cols = {c: pa.array([values.get(c)], work.arrow.field(c).type)
