@@ -13,6 +13,8 @@ import pytest
 
 from acidtool.demo import build_demo
 
+from acidtool.io.acidwrite import DELETE
+
 from .helpers.layouts import acid, build, delta, events
 from .helpers.runner import run
 
@@ -240,3 +242,28 @@ def test_the_hiveacid_source_writes_and_reads_on_hdfs(minidfs, spark, tmp_path, 
         if f.rsplit("/", 1)[-1].startswith("bucket_"):
             fs.pipe_file(f, b"not ORC" * 100)
     assert sorted(r.id for r in one.collect()) == [1, 3, 5]
+
+
+def test_export_native_reads_an_hdfs_table_as_the_export_in_process(minidfs, spark, tmp_path,
+                                                                     monkeypatch):
+    """export --spark --native of a partitioned table on HDFS (Spark's own reader by RPC,
+    acidtool planning over WebHDFS) into a local catalog: the rows, partitions and ROW__IDs
+    the export in process writes."""
+    pytest.importorskip("pyiceberg", reason="pyiceberg is not installed")
+    from .test_export import export, iceberg_rows
+
+    monkeypatch.setenv("ACIDTOOL_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("ACIDTOOL_WEBHDFS", str(minidfs.http_port))
+    fs = minidfs.filesystem()
+    root = f"/acidtool-tests/export-{tmp_path.name}"
+    for part in ("ds=a", "ds=b"):
+        for name, data in delta("delta_0000001_0000001_0000", acid(events(1, n=4))).items():
+            fs.pipe(f"{root}/t/{part}/{name}", data)
+    fs.pipe(f"{root}/t/ds=a/delete_delta_0000002_0000002_0000/bucket_00000",
+            acid(events(1, n=1, op=DELETE, current=2)))
+    table = f"hdfs://127.0.0.1:{minidfs.rpc_port}{root}/t"
+    native = export(table, tmp_path / "native", "--spark", "--native")
+    assert native.code == 0 and "Spark's own ORC reader" in native.err, native.err
+    assert export(table, tmp_path / "lake").code == 0
+    want = iceberg_rows(tmp_path / "lake")
+    assert len(want) == 7 and iceberg_rows(tmp_path / "native") == want
