@@ -168,7 +168,10 @@ def test_convert_insert_only_exports_and_follows_an_overwrite(tmp_path):
 # --spark: the groups on Spark's executors, the commit on the driver
 
 
-def test_spark_export_equals_the_export_in_process(spark, tmp_path):
+@pytest.mark.parametrize("first_way", ["--no-native", "--native"])
+def test_spark_export_equals_the_export_in_process(spark, tmp_path, first_way):
+    """A new table exported on Spark (either way), then brought up to date on Spark (the
+    executors' way: incremental) and in process: after each, the rows `read` returns."""
     from acidtool.io.acidwrite import DELETE
 
     from .helpers.layouts import acid, build, delta, events
@@ -182,9 +185,9 @@ def test_spark_export_equals_the_export_in_process(spark, tmp_path):
         layout[f"{part}/delta_0000001_0000001_0000/_orc_acid_version"] = b"2"
     table = build(tmp_path / "t", layout)
     spark_lake, lake = tmp_path / "spark-lake", tmp_path / "lake"
-    first = export(table, spark_lake, "--spark")
+    first = export(table, spark_lake, "--spark", first_way)
     assert first.code == 0, first.err
-    assert "acidtool on Spark's executors: a local master" in first.err  # (the faster here)
+    assert ("Spark's own ORC reader" in first.err) == (first_way == "--native"), first.err
     assert export(table, lake).code == 0
     assert iceberg_rows(spark_lake) == iceberg_rows(lake) == read_rows(table)
     build(table, {**in_part("p=a", delta("delete_delta_0000002_0000002_0000",
@@ -195,6 +198,24 @@ def test_spark_export_equals_the_export_in_process(spark, tmp_path):
     assert "acidtool on Spark's executors: an incremental export" in second.err
     assert (second.json()["rows_added"], second.json()["rows_deleted"]) == (3, 2)
     assert iceberg_rows(spark_lake) == read_rows(table)
+    build(table, in_part("p=b", delta("delete_delta_0000003_0000003_0000",
+                                      acid(events(1, n=1, op=DELETE, current=3)))))
+    third = export(table, spark_lake, "--incremental")  # in process, over Spark's files
+    assert third.code == 0, third.err
+    assert (third.json()["rows_added"], third.json()["rows_deleted"]) == (0, 1)
+    assert iceberg_rows(spark_lake) == read_rows(table)
+
+
+def test_spark_export_on_a_local_master_takes_the_executors_way_by_default(spark, tmp_path):
+    """On local[N] pyarrow's writer is the faster: --spark alone runs acidtool on the
+    executors, and says so."""
+    from .helpers.layouts import acid, build, delta, events
+
+    table = build(tmp_path / "t", delta("delta_0000001_0000001_0000", acid(events(1, n=3))))
+    result = export(table, tmp_path / "lake", "--spark")
+    assert result.code == 0, result.err
+    assert "acidtool on Spark's executors: a local master" in result.err
+    assert iceberg_rows(tmp_path / "lake") == read_rows(table)
 
 
 def test_a_failed_spark_task_commits_nothing_and_leaves_no_file(spark, tmp_path):
