@@ -12,6 +12,7 @@ from typing import Any
 import pyarrow as pa
 
 from ..core.snapshot import LONG_MAX, IdList
+from ..io.spark import quoted as _q
 from .native import ANTI_PAST, EVENTS, KEY, MASK_BITS, ONE_TASK_PAST, NativePlan, Part, Scan
 
 
@@ -362,11 +363,6 @@ def _event_schema(row):
     kinds = (IntegerType(), LongType(), IntegerType(), LongType(), LongType())
     return StructType([StructField(n, t) for n, t in zip(EVENTS, kinds)]
                       + [StructField("row", row)])
-
-
-def _q(name: str) -> str:
-    """A name quoted for Spark SQL."""
-    return "`" + name.replace("`", "``") + "`"
 
 
 def _sql_type(kind) -> str:

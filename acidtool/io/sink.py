@@ -175,11 +175,11 @@ def _prefetched(tables: Iterator[pa.Table], depth: int = 2) -> Iterator[pa.Table
                 worker.join(0.01)
 
 
-def write_empty_dataset(output: str, fmt: str) -> str:
+def write_empty_dataset(output: str, fmt: str) -> None:
     """A Parquet or ORC dataset of no columns and no rows at ``output`` (a new directory, on
     any filesystem ``fs.resolve`` reaches): one part file, as ``write_rows`` writes for a
     snapshot with no data file, and Spark's ``_SUCCESS``. Spark writes no dataset of no
-    columns. Returns the part file's URL."""
+    columns."""
     import io
 
     from .fileops import write_new
@@ -193,7 +193,6 @@ def write_empty_dataset(output: str, fmt: str) -> str:
     part = top.child(f"part-00000.{fmt}")
     write_new(part, buffer.getvalue())
     write_new(top.child("_SUCCESS"), b"")
-    return part.url
 
 
 def write_rows(tables: Iterator[pa.Table], fmt: str, output: str | None, stdout,

@@ -9,6 +9,12 @@ import shutil
 import sys
 
 
+def quoted(name: str) -> str:
+    """A column name as Spark SQL reads it, whatever it holds: in backquotes, a backquote
+    inside doubled."""
+    return "`" + name.replace("`", "``") + "`"
+
+
 def spark_problem() -> str | None:
     try:
         import pyspark  # noqa: F401

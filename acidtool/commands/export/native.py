@@ -20,6 +20,7 @@ import pyarrow as pa
 
 from ...core.errors import AcidToolError
 from ...io import iceberg
+from ...io.spark import quoted
 from .run import ExportOptions, ExportPlan, ExportResult, ExportWork, by_partition, finished, partition_row
 from .schema import ROW_ID
 
@@ -105,14 +106,14 @@ def _prepared(frame, work: ExportWork, metadata, values: list[tuple]):
         source = "ROW__ID" if f.name == ROW_ID else f.name
         ice = schema.find_field(f.name)
         kind = _typed(frame.schema[source].dataType, ice.field_type)
-        columns.append(F.col(_q(source)).cast(kind).alias(f.name,
+        columns.append(F.col(quoted(source)).cast(kind).alias(f.name,
                                                           metadata={FIELD_ID: ice.field_id}))
     keys = work.partition_columns
     if not keys:
         return frame.select(*columns)
     index = frame.sparkSession.createDataFrame(
         [v + (i,) for i, v in enumerate(values)], _index_schema(frame, keys))
-    on = [F.col(_q(k)).eqNullSafe(F.col(f"__acid_key{i}")) for i, k in enumerate(keys)]
+    on = [F.col(quoted(k)).eqNullSafe(F.col(f"__acid_key{i}")) for i, k in enumerate(keys)]
     return frame.join(F.broadcast(index), on=on, how="left").select(*columns, F.col(PART))
 
 
@@ -138,10 +139,6 @@ def _typed(kind, ice):
     if isinstance(kind, (ByteType, ShortType)):
         return IntegerType()
     return kind
-
-
-def _q(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
 
 
 def _write(frame, staging: str, codec: str) -> None:
@@ -175,16 +172,15 @@ def _adopted(staging: str, commit: iceberg.Commit, records: list) -> list:
         if not name.endswith(".parquet") or name.startswith((".", "_")):
             remove_file(top.child(info.path))
             continue
-        record = records[0] if len(records) == 1 and "/" not in info.path else None
-        if "/" in info.path:
-            head = info.path.split("/", 1)[0]
-            at = head[len(PART) + 1:] if head.startswith(f"{PART}=") else ""
-            if not at.isdigit() or int(at) >= len(records):
-                raise AcidToolError(f"{top.url_of(info.path)}: a row of no partition the "
-                                    "export read")
-            record = records[int(at)]
-        if record is None:
-            raise AcidToolError(f"{top.url_of(info.path)}: a file of no partition")
+        head, _, rest = info.path.partition("/")
+        # (a partitioned table's files are in PART=N/, an unpartitioned one's, its one
+        # Record's, at the top)
+        at = head[len(PART) + 1:] if rest and head.startswith(f"{PART}=") else \
+            "0" if not rest and len(records) == 1 else ""
+        if not at.isdigit() or int(at) >= len(records):
+            raise AcidToolError(f"{top.url_of(info.path)}: a file of no partition the "
+                                "export read")
+        record = records[int(at)]
         adopted = iceberg.adopt_parquet(commit.metadata, commit.io, top.url_of(info.path),
                                         record)
         if adopted.record_count == 0:  # (Spark writes a file of no rows for no rows)
