@@ -332,3 +332,45 @@ def test_native_is_refused_with_its_reason_where_sparks_own_parts_cannot_export(
     assert refused.code == 2 and "insert-only" in refused.err, refused.err
     assert not (lake / "catalog.db").exists() or not catalog(lake).table_exists("s.t")
     assert export(mm, lake, "--insert-only", "--native").code == 2
+
+
+def test_a_kill_of_a_native_export_before_its_commit_leaves_no_table(spark, tmp_path):
+    """export --spark --native killed (SIGKILL) at its fault points up to the first after
+    Spark has written its files (before the commit), and at its last, after the commit: no
+    table unless the commit was made, and the export run again makes the table of `read`'s
+    rows (or, committed, has nothing to do). (The commit's own points between are
+    iceberg.Commit's, killed one by one in process by test_export.py; each run here starts a
+    JVM.)"""
+    import shutil
+    import signal
+
+    from .helpers.layouts import acid, build, delta, events
+    from .helpers.runner import acidtool_process
+    from .test_export import _kill_points, in_part
+
+    layout = {}
+    for part in ("p=a", "p=b"):
+        layout.update(in_part(part, delta("delta_0000001_0000001_0000", acid(events(1, n=4)))))
+    table = build(tmp_path / "t", layout)
+    lake = tmp_path / "lake"
+    args = ["export", table, "--to", "iceberg", "--catalog", lake, "--table", "s.t",
+            "--spark", "--native", "--master", "local[1]", "--format", "json"]
+    points = _kill_points([*args[:5], tmp_path / "count", *args[6:]], tmp_path / "state")
+    assert points >= 3
+    at, spark_wrote = 1, False
+    while True:
+        shutil.rmtree(lake, ignore_errors=True)
+        proc = acidtool_process(*args, state=tmp_path / "state", kill_at=at)
+        assert proc.returncode == -signal.SIGKILL, (at, proc.stderr)
+        committed = at == points  # the last point follows the commit
+        spark_wrote = bool(list(lake.rglob("*.parquet")))
+        exists = (lake / "catalog.db").exists() and catalog(lake).table_exists("s.t")
+        assert exists == committed, at
+        again = export(table, lake, "--spark", "--native")
+        assert again.code == 0, again.err
+        assert again.json()["action"] == ("nothing" if committed else "create"), at
+        assert iceberg_rows(lake) == read_rows(table), at
+        if committed:
+            break
+        at = points if spark_wrote else at + 1
+        assert at < points or spark_wrote, "no fault point after Spark's write"

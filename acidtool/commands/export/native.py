@@ -20,6 +20,7 @@ import pyarrow as pa
 
 from ...core.errors import AcidToolError
 from ...io import iceberg
+from ...io.fileops import fault_point
 from ...io.spark import quoted
 from .run import ExportOptions, ExportPlan, ExportResult, ExportWork, by_partition, finished, partition_row
 from .schema import ROW_ID
@@ -67,6 +68,7 @@ def run_export_native(plan: ExportPlan, work: ExportWork, frame) -> ExportResult
         _write(_prepared(frame, work, commit.metadata, [values for values, _ in parts]),
                staging, commit.metadata.properties.get("write.parquet.compression-codec",
                                                        "zstd"))
+        fault_point()  # (Spark's files in the table's location, none of them committed)
         commit.written.extend(_adopted(staging, commit, [record for _, record in parts]))
         commit.commit(plan.source.properties("full"))
     except BaseException as exc:
