@@ -412,6 +412,54 @@ def test_a_failure_in_a_worker_process_is_one_line(tmp_path, monkeypatch):
     assert result.err.strip() == f"acidtool: error: {table}/ds=04: permission denied"
 
 
+_SLOW_FORK = """
+import os, sys, time
+
+# each forked process lingers in fork's clean-up, where the pool's terminate finds it (this
+# hook runs before those acidtool registers, as threading's does)
+os.register_at_fork(after_in_child=lambda: time.sleep(0.5))
+from acidtool.cli.main import main
+from acidtool.commands.check import validate as V
+from acidtool.core.errors import PathError
+V._cpus = lambda: 4
+real = V.list_tree
+
+def list_tree(loc, **options):
+    if loc.url.endswith("ds=04"):
+        raise PathError(f"{loc.url}: permission denied")
+    return real(loc, **options)
+
+V.list_tree = list_tree
+main(["validate", sys.argv[1], "--jobs", "4"])
+"""
+
+
+def test_a_failure_before_the_processes_have_started_ends_them(tmp_path):
+    """This process fails a share at once and the pool's terminate sends SIGTERM to processes
+    still being forked. Before, the CLI's handler raised in fork's clean-up, Python dropped
+    the exception, the process waited for work, and validate never ended (it hung a test
+    run): now each forked process holds the signal back until it can die of it."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from acidtool.commands.check import validate as V
+
+    table = _partitioned_table(tmp_path / "t", V.SHARE_MIN_PARTITIONS)
+    proc = subprocess.Popen([sys.executable, "-c", _SLOW_FORK, str(table)], text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        _, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)  # (the forked processes too)
+        proc.communicate()
+        pytest.fail("validate --jobs 4 did not end")
+    assert proc.returncode == 2, err
+    assert err.strip() == f"acidtool: error: {table}/ds=04: permission denied"
+
+
 def test_a_file_larger_than_one_read_is_opened_again_for_its_rows():
     from acidtool.core.orcproto import TAIL_GUESS
 

@@ -9,9 +9,11 @@ gathered by ``facts.py``, which ``repair`` and ``compaction-plan`` share.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import multiprocessing
 import os
+import signal
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -333,8 +335,9 @@ def _on_this_machine(units: list, work: Callable[[list], _Checked], processes: i
         fork = multiprocessing.get_context("fork")
         try:
             taken = fork.Value("q", 0)
-            pool = fork.Pool(min(processes - 1, len(chunks) - 1), initializer=_inherit,
-                             initargs=(work, chunks, taken))
+            with _signals_held():
+                pool = fork.Pool(min(processes - 1, len(chunks) - 1), initializer=_inherit,
+                                 initargs=(work, chunks, taken))
         except (OSError, ImportError, ValueError):
             pool = None
     if pool is None:
@@ -358,6 +361,29 @@ _INHERITED: tuple = ()
 def _inherit(work: Callable[[list], _Checked], chunks: list, taken) -> None:
     global _INHERITED
     _INHERITED = (work, chunks, taken)
+    # A forked process ends at SIGTERM (the pool's terminate) and leaves SIGINT to this
+    # command's own process, which ends the pool; held back since the fork (_signals_held),
+    # a signal that came meanwhile is acted on now.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD)
+
+
+_HELD = {signal.SIGTERM, signal.SIGINT}
+
+
+@contextlib.contextmanager
+def _signals_held():
+    """SIGTERM and SIGINT held back while the pool's processes are forked (each takes them
+    back in ``_inherit``; this one at the end). Without it, a SIGTERM from the pool's own
+    terminate (another share failed at once) could reach a process still in fork's clean-up
+    of its threads: the CLI's handler raised there, Python dropped the exception, and the
+    process went on to wait for work that never came while terminate waited for it."""
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def _take(taken, n: int) -> int | None:
