@@ -63,6 +63,10 @@ def main(argv: list[str] | None = None) -> None:
             signal.signal(signal.SIGINT, previous_int)
             if len(_SIGNALLED) > _FINISHED[0]:
                 os.kill(os.getpid(), signal.SIGTERM)
+        # the signals were this command's: a library call of the same process after it (an
+        # AcidTable.delete, say) must not take one for its own at its raise_if_terminated
+        TERMINATED.clear()
+        INTERRUPTED.clear()
     sys.exit(int(status) if isinstance(status, int) else ExitStatus.OK)
 
 
