@@ -37,8 +37,12 @@ demo: install
 	$(BIN)/python -m acidtool.demo demo-table
 	$(BIN)/acidtool ls demo-table --write-ids '$(DEMO_WRITE_IDS)'
 
+# Two test processes (pytest-xdist), a module at a time each, the modules with slow tests first
+# (tests/conftest.py orders them): each process starts the JVMs its modules need once.
+TEST_PROCESSES ?= 2
+
 test: install-all lint
-	$(BIN)/python -m pytest -q -rs -p no:cacheprovider
+	$(BIN)/python -m pytest -q -rs -p no:cacheprovider -n $(TEST_PROCESSES) --dist loadfile --no-loadscope-reorder
 
 # The gates: ruff's lint and mypy's types, clean on acidtool/ (configured in pyproject.toml).
 lint: install-all

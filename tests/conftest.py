@@ -72,16 +72,43 @@ def minidfs():
     cluster.stop()
 
 
-@pytest.fixture(scope="session", params=["2", "3", "4"], ids=["hms2.3", "hms3.1", "hms4.0"])
-def metastore(request):
+@pytest.fixture(scope="session")
+def _metastores():
+    """The metastores started so far, by version: each starts at its first test and stops at
+    the end of the session, so that tests of any order (and a worker of ``pytest -n``) start
+    each version once."""
+    started: dict = {}
+    yield started
+    for server in started.values():
+        if not isinstance(server, str):
+            server.stop()
+
+
+@pytest.fixture(params=["2", "3", "4"], ids=["hms2.3", "hms3.1", "hms4.0"])
+def metastore(request, _metastores):
     """A real Hive metastore (2.3.10, 3.1.3, 4.0.1) on 127.0.0.1, one per version per test
-    session; pytest runs one version's tests before it starts the next."""
+    session (per worker under ``pytest -n``)."""
     from .helpers.metastore import Metastore, problem
 
     version = request.param
-    why = problem(version)
-    if why:
-        pytest.skip(f"Hive {version} metastore: {why}")
-    server = Metastore.start(version)
-    yield server
-    server.stop()
+    if version not in _metastores:
+        why = problem(version)
+        _metastores[version] = f"Hive {version} metastore: {why}" if why else \
+            Metastore.start(version)
+    server = _metastores[version]
+    if isinstance(server, str):
+        pytest.skip(server)
+    return server
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items):
+    """The modules holding a test marked ``slow`` run first (in their order), the rest after:
+    under ``make test``'s two workers (``--dist loadfile --no-loadscope-reorder``) the long
+    modules start at once and the short ones fill in around them, instead of one long module
+    running alone at the end. ``pytest -m "not slow"`` leaves them out for a quick run."""
+    def module(item):
+        return item.nodeid.split("::")[0]
+
+    slow = {module(item) for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: module(item) not in slow)

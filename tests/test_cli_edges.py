@@ -129,6 +129,7 @@ def test_human_numbers_have_one_style(tmp_path):
     assert "1 original file read" in first and "1 file," in first
 
 
+@pytest.mark.slow
 def test_spark_says_it_is_starting_on_a_terminal_only(tmp_path):
     """On a terminal, a --spark command says that Spark is starting (the JVM takes seconds and
     its own lines go to a log); piped, it says nothing of it."""

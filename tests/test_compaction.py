@@ -7,9 +7,9 @@ import random
 
 import pytest
 
-from acidtool.table.ls import inspect_table
 from acidtool.core.compaction import DELTA_NUM, DELTA_PCT, Settings, compactor_snapshot, decide
 from acidtool.core.snapshot import make_snapshot
+from acidtool.table.ls import inspect_table
 
 from .helpers.initiator import hive_decision
 from .helpers.layouts import MARK, acid, build, events, plain

@@ -56,6 +56,7 @@ def test_write_delta_from_a_dataframe(spark, tmp_path):
     assert [(r["ROW__ID"]["rowid"], r["id"]) for r in out] == [(i, i) for i in range(10)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("verbose", [False, True])
 def test_spark_keeps_the_console_to_acidtools_lines(tmp_path, verbose):
     """A fresh process starts its own JVM: its start-up lines and log4j's WARN lines go to a

@@ -104,10 +104,10 @@ def test_refused_changes_write_nothing(spark, tmp_path, call, message):
 
 
 def test_tables_hive_allows_no_row_level_change_on_are_refused(spark, tmp_path):
-    from acidtool.spark import AcidTable
-
     import pyarrow as pa
     import pyarrow.orc as po
+
+    from acidtool.spark import AcidTable
 
     table = made(tmp_path)
     with pytest.raises(UsageError, match="Hive 2.3"):

@@ -4,11 +4,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from acidtool.cli.main import app
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 
+@pytest.mark.slow
 def test_docs_examples_are_current():
     proc = subprocess.run([sys.executable, str(DOCS / "update.py"), "--check"],
                           capture_output=True, text=True)

@@ -472,8 +472,8 @@ def test_every_incremental_export_equals_read(tmp_path_factory, history):
 
 def test_a_commit_made_meanwhile_refuses_this_one_and_its_files_go(tmp_path):
     from acidtool.commands.export.run import ExportOptions, plan_export, run_export
-    from acidtool.table.target import resolve
     from acidtool.io.iceberg import CommitConflict
+    from acidtool.table.target import resolve
 
     table, lake = _partitioned(tmp_path / "t"), tmp_path / "lake"
     assert export(table, lake).code == 0

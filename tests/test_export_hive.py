@@ -334,6 +334,7 @@ def test_native_is_refused_with_its_reason_where_sparks_own_parts_cannot_export(
     assert export(mm, lake, "--insert-only", "--native").code == 2
 
 
+@pytest.mark.slow
 def test_a_kill_of_a_native_export_before_its_commit_leaves_no_table(spark, tmp_path):
     """export --spark --native killed (SIGKILL) at its fault points up to the first after
     Spark has written its files (before the commit), and at its last, after the commit: no

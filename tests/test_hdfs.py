@@ -12,7 +12,6 @@ import pyarrow.orc as paorc
 import pytest
 
 from acidtool.demo import build_demo
-
 from acidtool.io.acidwrite import DELETE
 
 from .helpers.layouts import acid, build, delta, events

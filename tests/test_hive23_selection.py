@@ -14,8 +14,8 @@ import pytest
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
-from acidtool.table.ls import inspect_table
 from acidtool.core.snapshot import make_snapshot
+from acidtool.table.ls import inspect_table
 
 from .helpers.layout import FILLINGS, fill
 
@@ -100,6 +100,7 @@ def snapshots(draw):
     return ":".join(map(str, [hwm, min_open, *sorted(exceptions)]))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(layouts, snapshots())
 def test_selection_equals_hive23(hive_acid_state, layout, txns):

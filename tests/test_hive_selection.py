@@ -20,9 +20,9 @@ import pytest
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
-from acidtool.table.ls import inspect_table
 from acidtool.core.select import select
 from acidtool.core.snapshot import make_snapshot
+from acidtool.table.ls import inspect_table
 
 from .helpers.cases import expected, hive_version, inputs
 from .helpers.hivejvm import Judge
@@ -161,6 +161,7 @@ def layouts(draw, version: str):
     return dirs, originals, fillings
 
 
+@pytest.mark.slow
 @settings(max_examples=160, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @pytest.mark.parametrize("insert_only", [False, True], ids=["full-acid", "insert-only"])

@@ -8,10 +8,10 @@ valid JSON / JSON lines / XML where it promises them, and no line of text that s
 from __future__ import annotations
 
 import json
-from html.parser import HTMLParser
 import os
 import random
 import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -129,6 +129,7 @@ def _run(*args):
     return result
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(6))
 def test_hostile_names_through_every_command_and_format(tmp_path, seed):
     rng = random.Random(seed)

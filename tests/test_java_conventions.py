@@ -79,6 +79,7 @@ def test_dump_equals_orc_java_on_nanosecond_timestamps(jvm, tmp_path):
     assert run("dump", path).out.splitlines() == JavaPrintData(jvm).lines(str(path))
 
 
+@pytest.mark.slow
 def test_dump_equals_orc_java_on_realdata(jvm):
     if not REALDATA.exists():
         pytest.skip("../shared/realdata is not present")

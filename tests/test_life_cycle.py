@@ -367,6 +367,7 @@ def _stream_batch(t: Path, b: int, state: Path, kill_at: int | None = None):
                           cwd=Path(__file__).resolve().parents[1])
 
 
+@pytest.mark.slow
 def test_a_streaming_batch_killed_at_any_point_is_committed_once_by_its_replay(tmp_path):
     """Batch 1 of a stream writes to two partitions; killed at each fault point (between the
     two partitions' renames too), the query's restart replays it: its rows are in exactly

@@ -110,6 +110,7 @@ def test_realdata_direct_tail_equals_pyarrows(path):
     assert _summary(_direct(path)) == _summary(_through_pyarrow(path))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("compression", ["NONE", "ZLIB", "SNAPPY", "LZ4", "ZSTD"])
 @pytest.mark.parametrize("columns, stripe_size", [
     (3, 64 << 20),            # a footer of a few hundred bytes, one read

@@ -7,11 +7,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from acidtool.cli.output import RawJSON, dump_pieces, dumps, ls_json, ls_json_pieces
-from acidtool.table.ls import PartitionState, TableState
 from acidtool.core.listing import Listing
 from acidtool.core.select import select
 from acidtool.core.snapshot import make_snapshot
 from acidtool.io.fs import Location
+from acidtool.table.ls import PartitionState, TableState
 
 ACID_NAMES = st.builds(
     lambda prefix, lo, width, stmt, vis: f"{prefix}{lo:07d}_{lo + width:07d}{stmt}{vis}",

@@ -8,6 +8,7 @@ import os
 import shutil
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -55,6 +56,7 @@ def make(root: Path, names) -> list:
 FAULT_DAMAGES = ["datax-root", "renamed", "no-marker", "no-key-index", "staging"]
 
 
+@pytest.mark.slow
 def test_killed_at_every_fault_point_undo_restores_and_a_rerun_finishes(tmp_path):
     kills = 0
     for n in range(1, 200):

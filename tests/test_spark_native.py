@@ -213,9 +213,9 @@ def test_masks_are_made_in_one_task_up_to_one_task_past_events(spark, tmp_path, 
     """Masks up to ONE_TASK_PAST delete events (a join's: every partition's) are made in one
     task (Spark's Coalesce 1), with no shuffle before the aggregation; past it, after a
     shuffle by the key. The rows are the same."""
-    from acidtool.hiveacid import frame
-
     import shutil
+
+    from acidtool.hiveacid import frame
 
     monkeypatch.setattr(frame, "ANTI_PAST", -1)
     table = _split_update(tmp_path)

@@ -128,8 +128,8 @@ def _fails_on_three(share):
 def test_an_executors_acidtool_error_keeps_its_class(spark):
     """Its class says the exit status: an OrcReadError on an executor is an OrcReadError on
     the driver (exit 1), not Spark's wrapped text."""
-    from acidtool.io.spark_jobs import spark_map
     from acidtool.core.errors import OrcReadError
+    from acidtool.io.spark_jobs import spark_map
 
     assert sum(out for _, out in spark_map(sum, list(range(10)), "local[2]")) == 45
     with pytest.raises(OrcReadError, match="unit 3: not ORC"):

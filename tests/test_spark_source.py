@@ -401,6 +401,7 @@ def test_a_killed_commit_is_rolled_back_by_undo_or_the_next_write(tmp_path, kill
     # once old, as validate's ACID003 says)
 
 
+@pytest.mark.slow
 def test_a_new_session_finds_the_source_without_register(tmp_path):
     """Spark looks up Python data sources in modules named pyspark_*: a session that never
     called register reads and writes format('hiveacid')."""
@@ -421,6 +422,7 @@ def test_a_new_session_finds_the_source_without_register(tmp_path):
     assert proc.stdout.split()[-1] == "6"
 
 
+@pytest.mark.slow
 def test_a_script_of_the_venvs_python_finds_the_source_without_the_venv_on_path(tmp_path):
     """Spark starts its workers with $PYSPARK_PYTHON, else python3 from PATH: a script run as
     .venv/bin/python, without the venv on PATH, that imports acidtool.spark first gets workers
@@ -511,9 +513,9 @@ def test_a_micro_batch_run_again_commits_nothing_twice(tmp_path):
     import pyarrow as pa
 
     from acidtool.hiveacid import Written
-    from acidtool.table.options import WriteOptions
     from acidtool.hiveacid.stream import commit_batch, for_batch, plan_stream
     from acidtool.hiveacid.write import write_task
+    from acidtool.table.options import WriteOptions
 
     t = tmp_path / "s"
     t.mkdir()

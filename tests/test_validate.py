@@ -7,9 +7,9 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from acidtool.table import facts as F
 from acidtool.core.listing import PathInfo
 from acidtool.core.partitions import discover_tables
+from acidtool.table import facts as F
 
 from .helpers.layouts import acid, build, delta, events, orc_with_schema, plain
 from .helpers.runner import run, run_imports

@@ -9,6 +9,7 @@ import hashlib
 import os
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -48,6 +49,7 @@ steps = st.lists(st.tuples(st.sampled_from(ACTIONS),
                            st.one_of(st.none(), st.integers(1, 20))), min_size=1, max_size=4)
 
 
+@pytest.mark.slow
 # kills at every fault point of a repair of one re-wrap, each followed by a second repair and an
 # undo: the window between a re-wrap's commit and its source's quarantine among them
 @example(damages={"in-delta"}, sequence=[("repair", n) for n in range(8, 16)] + [("repair", None)])

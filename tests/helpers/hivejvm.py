@@ -19,6 +19,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 
 M2 = os.path.expanduser("~/.m2/repository")
@@ -69,6 +70,36 @@ def fetch(hive: str, timeout: float = 900, *, wanted: list | None = None) -> str
 JAVA_SOURCES = os.path.join(os.path.dirname(__file__), os.pardir, "java")
 
 
+def built_once(out: str, stamp: str, build) -> str:
+    """``out``, made by ``build(directory)`` unless it already holds ``stamp``: built aside and
+    renamed into place, so that two test processes (``pytest -n``) starting at once never see
+    a half-made directory, and the second to finish keeps the first one's."""
+    def current() -> bool:
+        try:
+            with open(os.path.join(out, "STAMP")) as f:
+                return f.read() == stamp
+        except OSError:
+            return False
+
+    if current():
+        return out
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    fresh = tempfile.mkdtemp(dir=os.path.dirname(out), prefix=".building-")
+    os.chmod(fresh, 0o755)  # as a directory made by makedirs
+    build(fresh)
+    with open(os.path.join(fresh, "STAMP"), "w") as f:
+        f.write(stamp)
+    if not current() and os.path.exists(out):  # a stale one: out of the way first
+        stale = tempfile.mkdtemp(dir=os.path.dirname(out), prefix=".stale-")
+        os.rename(out, os.path.join(stale, "old"))
+        shutil.rmtree(stale, ignore_errors=True)
+    try:
+        os.rename(fresh, out)
+    except OSError:  # another process's is there now
+        shutil.rmtree(fresh, ignore_errors=True)
+    return out
+
+
 def compile_helpers(classpath: str) -> str | None:
     """Compile tests/java (against Hadoop's client API) into a cache directory; its path, or
     None without javac."""
@@ -79,14 +110,9 @@ def compile_helpers(classpath: str) -> str | None:
                      if f.endswith(".java"))
     stamp = str(max(os.path.getmtime(s) for s in sources))
     out = os.path.join(os.path.expanduser("~/.cache"), "acidtool-tests", "classes")
-    if not (os.path.exists(os.path.join(out, "STAMP")) and
-            open(os.path.join(out, "STAMP")).read() == stamp):
-        os.makedirs(out, exist_ok=True)
-        subprocess.run([javac, "-nowarn", "-cp", classpath, "-d", out, *sources], check=True,
-                       capture_output=True)
-        with open(os.path.join(out, "STAMP"), "w") as f:
-            f.write(stamp)
-    return out
+    return built_once(out, stamp, lambda into: subprocess.run(
+        [javac, "-nowarn", "-cp", classpath, "-d", into, *sources], check=True,
+        capture_output=True))
 
 
 @dataclass

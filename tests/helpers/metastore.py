@@ -25,7 +25,7 @@ import tempfile
 import threading
 from dataclasses import dataclass
 
-from .hivejvm import HADOOP, M2, jar_path, stop_jvm
+from .hivejvm import HADOOP, M2, built_once, jar_path, stop_jvm
 
 DISTRIBUTIONS = {
     "3": ("org.apache.hive", "hive-standalone-metastore", "3.1.3", "tar.gz", "bin"),
@@ -56,12 +56,16 @@ def wanted(version: str) -> list[tuple]:
 def _unpacked(version: str) -> str:
     """The distribution's directory, unpacked once into the cache."""
     coordinates = DISTRIBUTIONS[version]
-    top = os.path.join(CACHE, f"apache-hive-metastore-{coordinates[2]}-bin")
-    if not os.path.isdir(os.path.join(top, "lib")):
-        os.makedirs(CACHE, exist_ok=True)
+    name = f"apache-hive-metastore-{coordinates[2]}-bin"
+
+    def unpack(into: str) -> None:
         with tarfile.open(jar_path(*coordinates)) as tar:
-            tar.extractall(CACHE, filter="data")
-    return top
+            tar.extractall(into, filter="data")
+        for entry in os.listdir(os.path.join(into, name)):
+            os.rename(os.path.join(into, name, entry), os.path.join(into, entry))
+        os.rmdir(os.path.join(into, name))
+
+    return built_once(os.path.join(CACHE, name), name, unpack)
 
 
 def classpath(version: str) -> list[str]:

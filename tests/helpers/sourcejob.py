@@ -18,8 +18,8 @@ def batch(rows) -> pa.RecordBatch:
 
 def main(table: str, write_id: str) -> None:
     from acidtool.hiveacid.job import commit_job, plan_write
-    from acidtool.table.options import WriteOptions
     from acidtool.hiveacid.write import write_task
+    from acidtool.table.options import WriteOptions
 
     job = plan_write(WriteOptions.of({"path": table, "writeId": write_id}), FRAME, False)
     files = write_task(job, iter([batch(ROWS[:3])]), 0, 0) + \

@@ -18,9 +18,9 @@ def rows_of(b: int) -> list[tuple]:
 
 def main(table: str, b: str) -> None:
     from acidtool.hiveacid import Written
-    from acidtool.table.options import WriteOptions
     from acidtool.hiveacid.stream import commit_batch, for_batch, plan_stream
     from acidtool.hiveacid.write import write_task
+    from acidtool.table.options import WriteOptions
 
     n = int(b)
     job = plan_stream(WriteOptions.of({"path": table}), FRAME, False)  # the query (re)started
