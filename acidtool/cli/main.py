@@ -42,8 +42,6 @@ def main(argv: list[str] | None = None) -> None:
 
         leave_pandas_out()
     traceback = "--traceback" in args or os.environ.get("ACIDTOOL_TRACEBACK") == "1"
-    TERMINATED.clear()  # (a library caller may run several commands in one process)
-    INTERRUPTED.clear()
     try:
         previous = signal.signal(signal.SIGTERM, _terminated)
         previous_int = signal.signal(signal.SIGINT, _interrupted)
@@ -63,8 +61,8 @@ def main(argv: list[str] | None = None) -> None:
             signal.signal(signal.SIGINT, previous_int)
             if len(_SIGNALLED) > _FINISHED[0]:
                 os.kill(os.getpid(), signal.SIGTERM)
-        # the signals were this command's: a library call of the same process after it (an
-        # AcidTable.delete, say) must not take one for its own at its raise_if_terminated
+        # the signals were this command's: the next command or library call of the same
+        # process (an AcidTable.delete, say) must not take one for its own
         TERMINATED.clear()
         INTERRUPTED.clear()
     sys.exit(int(status) if isinstance(status, int) else ExitStatus.OK)
