@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .output import display, human_bytes
+from .output import count, display, human_bytes
 
 
 def _snapshot_words(plan) -> str:
@@ -33,7 +33,7 @@ def compact_plan_text(plan) -> str:
             continue
         lines.append(f"{display(_label(p))}: {job.kind}: reads "
                      f"{', '.join(display(r) for r in job.reads)} "
-                     f"({p.files_in} files, {p.events_in:,} events)")
+                     f"({count(p.files_in, 'file')}, {count(p.events_in, 'event')})")
         lines.append(f"  writes {', '.join(w.name for w in job.writes)} "
                      f"({_codec(job.writes[0].compression)}: {p.codec_from})")
         lines.append(f"  why: {job.reason}")
@@ -118,12 +118,12 @@ def export_text(plan, result, dry_run: bool) -> str:
         return "\n".join(lines)
     key = "_hive_file" if src.insert_only else "_hive_row_id"
     if plan.action == "create":
-        lines.append(f"created {display(plan.table)}: {result.rows_added:,} rows from "
+        lines.append(f"created {display(plan.table)}: {count(result.rows_added, 'row')} from "
                      f"{plan.partitions:,} partition{'' if plan.partitions == 1 else 's'} in "
                      f"{_files(result.files_added)}, Iceberg snapshot "
                      f"{result.snapshot_id}")
     else:
-        lines.append(f"updated {display(plan.table)}: {result.rows_added:,} rows appended, "
+        lines.append(f"updated {display(plan.table)}: {count(result.rows_added, 'row')} appended, "
                      f"{result.rows_deleted:,} deleted ({_files(result.files_added)} written, "
                      f"{result.files_removed:,} replaced), Iceberg snapshot "
                      f"{result.snapshot_id}")
@@ -150,7 +150,7 @@ def export_json(plan, result, dry_run: bool) -> dict:
 
 
 def dml_text(path: str, result: dict) -> str:
-    lines = [f"{display(path)}: {result['deleted']:,} rows deleted, {result['updated']:,} "
+    lines = [f"{display(path)}: {count(result['deleted'], 'row')} deleted, {result['updated']:,} "
              f"updated, {result['inserted']:,} inserted, under write id {result['write_id']}"
              + (" (--dry-run: nothing written)" if result["dry_run"] else "")]
     lines += [f"  wrote {display(d)}" for d in result["directories"]]

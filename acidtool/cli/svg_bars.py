@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..core.names import Base, Delta
-from .output import human_bytes
+from .output import count, human_bytes
 
 MAX_BARS = 60  # directories a panel draws one by one
 
@@ -38,7 +38,7 @@ def bars_of(entries) -> list[Bar]:
         else:
             continue
         size = human_bytes(e.size)
-        tip = f"{e.name}: {e.status}, {e.reason}; {e.file_count:,} files, {size}"
+        tip = f"{e.name}: {e.status}, {e.reason}; {count(e.file_count, 'file')}, {size}"
         each.append((Bar(kind, low, high, e.status, f"{e.name} {size}", tip), e.size))
     if len(each) <= MAX_BARS:
         return [b for b, _ in each]

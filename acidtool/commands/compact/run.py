@@ -331,7 +331,7 @@ def _compact_locked(target: Target, opts: CompactOptions, run: Commit, root: Loc
     for p in plan.due:
         if progress:
             progress(f"{p.job.kind} compaction of {p.partition or '(table root)'}: "
-                     f"{p.files_in} files, {p.events_in:,} events")
+                     f"{p.files_in} file{'' if p.files_in == 1 else 's'}, {p.events_in:,} events")
         _compact_one(plan, p, ids[p.partition], run, result, opts.spark, run_id)
         done += p.events_in
         if opts.bar:
