@@ -332,3 +332,33 @@ def test_an_error_python_raises_where_a_signal_landed_is_the_signal(monkeypatch,
     assert err.strip() == ("acidtool: interrupted" if signalled else
                            "acidtool: internal error: TypeError: expected a message argument "
                            "(run again with --traceback and report it)"), err
+
+
+@pytest.mark.parametrize("args", [
+    ["read", "{t}", "--spark", "--format", "parquet", "-o", "{tmp}/out"],
+    ["validate", "{t}", "--level", "rows", "--spark"],
+    ["ls", "-r", "{t}", "--spark"],
+    ["compaction-plan", "{t}", "--spark"],
+    ["report", "{t}", "-o", "{tmp}/r.html", "--spark"],
+    ["compact", "{t}", "--major", "--spark", "--apply", "--journal", "{tmp}/j.jsonl"],
+    ["delete", "{t}", "--where", "id = 1", "--write-id", "9"],
+    ["export", "{t}", "--to", "iceberg", "--catalog", "{tmp}/cat", "--table", "a.b", "--spark"],
+])
+def test_spark_commands_without_pyspark_refuse_in_one_line_and_touch_nothing(tmp_path, args):
+    import subprocess
+    import sys
+
+    table = _table(tmp_path / "t")
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    hidden = tmp_path.parent / f"{tmp_path.name}-nopyspark"
+    (hidden / "pyspark").mkdir(parents=True)
+    (hidden / "pyspark" / "__init__.py").write_text("raise ImportError('hidden by the test')\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(hidden), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    given = [a.format(t=table, tmp=tmp_path) for a in args]
+    proc = subprocess.run([sys.executable, "-m", "acidtool", *given], capture_output=True,
+                          text=True, env=env, timeout=120)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert proc.stderr.strip().splitlines() == [
+        "acidtool: error: --spark needs pyspark: pip install 'acidtool[spark]'"], proc.stderr
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before

@@ -107,6 +107,12 @@ def compact_command(
                          "choice)")
     if master and not spark:
         raise UsageError("--master goes with --spark")
+    if spark and do_apply:  # (refused before the lock and the journal: nothing to undo)
+        from ..io.spark import spark_problem
+
+        problem = spark_problem()
+        if problem:
+            raise UsageError(problem)
     target = resolve(path, metastore=metastore, hive_version=hive_version,
                      write_ids=write_ids, txns=txns, insert_only=insert_only)
     snapshot_note(target.snapshot)
