@@ -442,3 +442,16 @@ def test_the_codec_chosen_from_the_table_property_then_the_files(prop, files, ve
 
     assert compaction_codec(None, prop, files, HiveVersion.of(version)) == expect
     assert compaction_codec("lz4", prop, files, HiveVersion.of(version)) == ("lz4", "--codec")
+
+
+def test_the_summary_counts_one_event_and_one_file_in_the_singular(tmp_path):
+    gone = [Event(DELETE, 1, encode_v1(0), 0, 3, None)]
+    t = write(tmp_path / "t", {
+        "delta_0000001_0000001_0000/bucket_00000": acid(events(1, 1)),
+        "delta_0000002_0000002_0000/bucket_00000": acid(events(2, 1)),
+        "delete_delta_0000003_0000003_0000/bucket_00000": acid(gone)})
+    result = run("compact", t, "--minor", "--apply", "--journal", tmp_path / "j.jsonl")
+    assert result.code == 0, result.err
+    assert "wrote delete_delta_0000001_0000003: 1 event in 1 data file," in result.out
+    assert "wrote delta_0000001_0000003: 2 events in 1 data file," in result.out
+    assert "  3 directories and files read are obsolete now" in result.out

@@ -60,11 +60,12 @@ def compact_result_text(result) -> str:
             continue
         for name, info in result.written.get(p.partition, {}).items():
             data = [f for f in info.files if not f.startswith(("_", "."))]
-            lines.append(f"{display(_label(p))}: wrote {name}: {info.rows:,} "
-                         f"{'rows' if plan.snapshot.insert_only else 'events'} in {len(data)} "
-                         f"data file{'' if len(data) == 1 else 's'}, "
-                         f"{human_bytes(info.bytes)}")
-        lines.append(f"  {len(p.job.reads)} directories and files read are obsolete now "
+            lines.append(f"{display(_label(p))}: wrote {name}: "
+                         f"{count(info.rows, 'row' if plan.snapshot.insert_only else 'event')} "
+                         f"in {_files(len(data))}, {human_bytes(info.bytes)}")
+        read = len(p.job.reads)
+        lines.append(f"  {read} {'directory or file' if read == 1 else 'directories and files'}"
+                     f" read {'is' if read == 1 else 'are'} obsolete now "
                      "(Hive's Cleaner, or `acidtool repair --select ACID021 --apply` given the "
                      "readers' snapshot: --write-ids, --txns or --metastore, removes them)")
     for p in plan.blocked:
