@@ -102,17 +102,7 @@ def compact_command(
     from ..table.target import resolve
     from .results import output_for
 
-    if major and minor:
-        raise UsageError("--major and --minor: give one (or neither, for the Initiator's "
-                         "choice)")
-    if master and not spark:
-        raise UsageError("--master goes with --spark")
-    if spark and do_apply:  # (refused before the lock and the journal: nothing to undo)
-        from ..io.spark import spark_problem
-
-        problem = spark_problem()
-        if problem:
-            raise UsageError(problem)
+    _refuse(major, minor, spark, master, do_apply)
     target = resolve(path, metastore=metastore, hive_version=hive_version,
                      write_ids=write_ids, txns=txns, insert_only=insert_only)
     snapshot_note(target.snapshot)
@@ -137,3 +127,19 @@ def compact_command(
     out.compact(result.plan, result)
     if result.failed or result.plan.blocked:
         raise typer.Exit(1)
+
+
+def _refuse(major: bool, minor: bool, spark: bool, master: str | None, do_apply: bool) -> None:
+    """Options that cannot go together, and --spark --apply where Spark cannot start: refused
+    before the table's lock is taken and a journal begun (nothing to undo)."""
+    if major and minor:
+        raise UsageError("--major and --minor: give one (or neither, for the Initiator's "
+                         "choice)")
+    if master and not spark:
+        raise UsageError("--master goes with --spark")
+    if spark and do_apply:
+        from ..io.spark import spark_problem
+
+        problem = spark_problem()
+        if problem:
+            raise UsageError(problem)
