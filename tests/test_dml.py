@@ -141,7 +141,6 @@ def test_the_command_line_deletes_and_updates_and_says_what_it_did(spark, tmp_pa
     assert refused.code == 2 and len(refused.err.strip().splitlines()) == 1, refused.err
 
 
-
 @pytest.mark.parametrize("deleted, said", [(1, "t: 1 row deleted,"), (2, "t: 2 rows deleted,"),
                                            (0, "t: 0 rows deleted,")])
 def test_the_summary_says_row_or_rows(deleted, said):

@@ -138,8 +138,6 @@ def _refuse(major: bool, minor: bool, spark: bool, master: str | None, do_apply:
     if master and not spark:
         raise UsageError("--master goes with --spark")
     if spark and do_apply:
-        from ..io.spark import spark_problem
+        from ..io.spark import require_spark
 
-        problem = spark_problem()
-        if problem:
-            raise UsageError(problem)
+        require_spark()

@@ -81,12 +81,10 @@ def update_command(path: str = _PATH, set_: List[str] = _SET, where: str = _WHER
 
 def _run(path, where, sets, write_id, hive_version, write_ids, txns, metastore, dry_run,
          master, fmt) -> None:
-    from ..io.spark import spark_problem
+    from ..io.spark import require_spark
     from .results import output_for
 
-    problem = spark_problem()
-    if problem:
-        raise UsageError(problem)
+    require_spark()
     from ..spark import AcidTable, session
 
     table = AcidTable.for_path(session(master or "local[*]"), path, hive_version,

@@ -187,9 +187,7 @@ def _require_options(to: ExportTo, catalog: str | None, table: str | None, spark
     if master and not spark:
         raise UsageError("--master goes with --spark")
     if spark:
-        from ..io.spark import spark_problem
+        from ..io.spark import require_spark
 
-        problem = spark_problem()
-        if problem:
-            raise UsageError(problem)
+        require_spark()
     return catalog, table

@@ -120,7 +120,7 @@ def export_text(plan, result, dry_run: bool) -> str:
     key = "_hive_file" if src.insert_only else "_hive_row_id"
     if plan.action == "create":
         lines.append(f"created {display(plan.table)}: {count(result.rows_added, 'row')} from "
-                     f"{plan.partitions:,} partition{'' if plan.partitions == 1 else 's'} in "
+                     f"{count(plan.partitions, 'partition')} in "
                      f"{_files(result.files_added)}, Iceberg snapshot "
                      f"{result.snapshot_id}")
     else:
@@ -136,7 +136,7 @@ def export_text(plan, result, dry_run: bool) -> str:
 
 
 def _files(n: int) -> str:
-    return f"{n:,} data file{'' if n == 1 else 's'}"
+    return count(n, "data file")
 
 
 def export_json(plan, result, dry_run: bool) -> dict:

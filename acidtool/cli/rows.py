@@ -125,11 +125,9 @@ def _read_on_spark(path, metastore, write_ids, txns, hive_version, table, insert
     if fmt not in ("parquet", "orc") or not output:
         raise UsageError("--spark writes a dataset: give --format parquet or orc and -o DIR")
     from ..io.fs import kind_of, resolve
-    from ..io.spark import session, spark_problem
+    from ..io.spark import require_spark, session
 
-    problem = spark_problem()
-    if problem:
-        raise UsageError(problem)
+    require_spark()
     if kind_of(resolve(output)) != "missing":
         raise UsageError(f"-o {output}: exists already (acidtool never overwrites)")
     from ..hiveacid import acidtool_errors

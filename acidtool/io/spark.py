@@ -29,6 +29,16 @@ def spark_problem() -> str | None:
     return None
 
 
+def require_spark() -> None:
+    """Refuse (a UsageError: exit 2, one line) where a Spark job cannot start: before any
+    lock is taken or anything written."""
+    from ..core.errors import UsageError
+
+    problem = spark_problem()
+    if problem:
+        raise UsageError(problem)
+
+
 def session(master: str | None = None, verbose: bool = False):
     """The active session, or a new one. Unless ``verbose``, the JVM's own output (its start-up
     lines, log4j's WARN lines) goes to a log file, not the console: acidtool's lines are the

@@ -25,12 +25,10 @@ def spark_map(work: Callable[[list], Any], units: list, master: str | None, *,
     (share, result) in the units' order. ``tick(n)`` is told of the units of tasks as they
     finish (an accumulator the driver polls). An acidtool error a task raises is raised here,
     as it is: its class says the exit status."""
-    from ..core.errors import AcidToolError, UsageError
-    from .spark import session, spark_problem
+    from ..core.errors import AcidToolError
+    from .spark import require_spark, session
 
-    problem = spark_problem()
-    if problem:
-        raise UsageError(problem)
+    require_spark()
     sc = session(master, verbose).sparkContext
     chunks = chunked(units, sc.defaultParallelism, most)
     done = sc.accumulator(0)
