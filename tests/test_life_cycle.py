@@ -15,6 +15,7 @@ import pytest
 
 from .helpers.runner import run
 from .test_compact import SNAP, rows, table
+from .test_export import iceberg_rows, read_rows
 
 V3 = ("--hive-version", "3")
 
@@ -536,12 +537,13 @@ def test_a_sigterm_at_any_moment_of_convert_leaves_no_lock(tmp_path):
 # ------------------------------------------------------------------------------------------------
 # Random orders of the commands a user runs, on our table and on a copy of a real one: after
 # every command the rows (and their ROW__IDs) are the ones Hive reads, none lost, resurrected or
-# duplicated; only convert adds rows, and exactly its own
+# duplicated; only convert adds rows, and exactly its own; an incremental export to Iceberg,
+# at any point of the sequence, holds exactly those rows
 
 
 REAL_NATION = Path(__file__).resolve().parents[2] / "shared" / "realdata" / "trino" / \
     "fullacidNationTableWithOriginalFiles"
-STEPS = ("convert", "major", "minor", "clean", "repair", "undo")
+STEPS = ("convert", "major", "minor", "clean", "repair", "undo", "export")
 HWM = ("--hive-version", "3", "--write-ids", "t:20000000:9223372036854775807::")
 
 
@@ -597,13 +599,18 @@ def _base_table(which: str, into: Path) -> Path:
 def test_random_orders_of_commands_keep_hives_rows(tmp_path_factory, which):
     from collections import Counter
 
-    from hypothesis import HealthCheck, given, settings
+    from hypothesis import HealthCheck, example, given, settings
     from hypothesis import strategies as st
 
     @settings(max_examples=15, deadline=None, derandomize=True, database=None,
               suppress_health_check=list(HealthCheck))
     @given(st.lists(st.tuples(st.sampled_from(STEPS), st.integers(0, 5)), min_size=2,
                     max_size=7))
+    # exports between a compaction, its undo and a clean, and around a conversion and a repair
+    @example([("export", 0), ("major", 0), ("export", 0), ("undo", 0), ("export", 0),
+              ("clean", 0), ("export", 0)])
+    @example([("export", 0), ("convert", 1), ("minor", 0), ("export", 0), ("repair", 0),
+              ("major", 0), ("export", 0)])
     def sequence(steps):
         work = tmp_path_factory.mktemp("seq")
         t = _base_table(which, work / "t")
@@ -622,6 +629,13 @@ def test_random_orders_of_commands_keep_hives_rows(tmp_path_factory, which):
                 added = Counter(after) - Counter(rows)
                 assert sum(added.values()) == 1 + k and not Counter(rows) - Counter(after), where
                 rows = after
+                continue
+            if step == "export":  # the Iceberg table follows whatever came before
+                done = run("export", t, "--to", "iceberg", "--catalog", work / "lake",
+                           "--table", "s.t", *HWM, "--incremental")
+                assert done.code == 0, (where, done.err)
+                assert iceberg_rows(work / "lake") == read_rows(t, *HWM), where
+                assert _hive_rows(t) == rows, where
                 continue
             if step in ("major", "minor"):
                 done = run("compact", t, f"--{step}", *HWM, "--apply", "--journal", journal)
