@@ -72,6 +72,67 @@ def test_undo_of_a_compaction_whose_inputs_were_cleaned_is_refused(tmp_path):
     assert not (tmp_path / "q").exists()  # made by the clean, outside the table: removed
 
 
+LATER = "t:30:9223372036854775807::4"  # SNAP and write ids 21-30 committed
+
+
+def _delete_rows(t: Path, write_id: int, ids: set) -> str:
+    """A DELETE of the rows whose ``id`` is in ``ids`` (acidtool's DML commit, without Spark):
+    its journal."""
+    import pyarrow as pa
+
+    from acidtool.commands.dml.write import write_changes
+    from acidtool.table.snapshot import Table
+    from acidtool.table.target import resolve
+
+    got = Table(str(t)).snapshot(LATER, hive_version="3", with_row_id=True).to_arrow()
+    got = got.filter(pa.compute.is_in(got.column("id"), pa.array(sorted(ids), got["id"].type)))
+    rid = got.column("ROW__ID").combine_chunks()
+    deleted = pa.table({"partition": [""] * got.num_rows, "writeid": rid.field("writeid"),
+                        "bucketid": rid.field("bucketid"), "rowid": rid.field("rowid")})
+    done = write_changes(resolve(str(t), hive_version="3"), write_id, deleted, None)
+    assert done.journal
+    return done.journal
+
+
+@pytest.mark.parametrize("kind", ["--major", "--minor"])
+@pytest.mark.parametrize("cleaned", [False, True], ids=["kept", "cleaned"])
+def test_undo_of_a_write_a_compaction_took_in_is_refused(tmp_path, kind, cleaned):
+    """A delete (write id 21), then a compaction that reads its delete delta, then (or not) the
+    clean that removes it: undo of the delete is refused (exit 1) and changes nothing, for
+    removing its delete delta would leave its events in the compaction's output, the rows
+    still deleted, while undo said it had restored them. Undone in order (the clean, the
+    compaction, then the delete) the rows come back."""
+    t = table(tmp_path)
+    before = rows(t, "3", LATER)
+    journal = _delete_rows(t, 21, {0})
+    deleted = rows(t, "3", LATER)
+    assert len(deleted) < len(before)
+    done = run("compact", t, kind, *V3, "--write-ids", LATER, "--apply", "--journal",
+               tmp_path / "c.jsonl")
+    assert done.code == 0, done.err
+    quarantine = None
+    if cleaned:
+        done = run("repair", t, "--select", "ACID021", *V3, "--write-ids", LATER, "--apply",
+                   "--min-age", "0", "--quarantine", tmp_path / "q", "--format", "json")
+        assert done.code == 0, done.err
+        quarantine = done.json()["journal"]
+    assert (t / "delete_delta_0000021_0000021_0000").exists() is not cleaned
+    after = tree(t)
+    refused = run("undo", journal, "--format", "json")
+    assert refused.code == 1, refused.out
+    doc = refused.json()
+    assert doc["restored"] is False and doc["steps_reversed"] == 0
+    assert "a compaction took" in doc["refused"], doc["refused"]
+    assert tree(t) == after and rows(t, "3", LATER) == deleted
+    if quarantine:
+        assert run("undo", quarantine).code == 0
+    assert run("undo", tmp_path / "c.jsonl").code == 0
+    assert rows(t, "3", LATER) == deleted
+    again = run("undo", journal)
+    assert again.code == 0, again.out + again.err
+    assert rows(t, "3", LATER) == before
+
+
 def test_undo_refuses_when_an_input_changed(tmp_path):
     """A file added to a directory the compaction read: the output may no longer be the only
     difference, so undo refuses and names it."""

@@ -144,3 +144,37 @@ def test_java_string_order_for_characters_above_the_bmp():
     assert java_string_key("\U00010000") < java_string_key("\uffff")
     assert "\U00010000" > "\uffff"  # while Python compares code points
     assert java_string_key("abc") == "abc"
+
+
+@pytest.mark.parametrize("placed,others,cover", [
+    # a delete's delta taken into a minor compaction's output, with or without Hive 4's _v
+    ("delete_delta_0000006_0000006_0000", ["delete_delta_0000001_0000006"],
+     "delete_delta_0000001_0000006"),
+    ("delete_delta_0000006_0000006_0000", ["delete_delta_0000003_0000009_v0000042"],
+     "delete_delta_0000003_0000009_v0000042"),
+    # the insert half of an update: the minor compaction's delete delta holds write 6 as well
+    ("delta_0000006_0000006_0000", ["delete_delta_0000001_0000006", "delta_0000001_0000006"],
+     "delete_delta_0000001_0000006"),
+    # another statement of write id 6 (or a delta of it without one) is beside it, no cover
+    ("delta_0000006_0000006_0001", ["delta_0000006_0000006_0000", "delta_0000006_0000006"],
+     None),
+    # a major compaction at or above it; a base of the write itself under a later one
+    ("delete_delta_0000006_0000006_0000", ["base_0000006"], "base_0000006"),
+    ("delta_0000006_0000006_0000", ["base_0000009_v0000050"], "base_0000009_v0000050"),
+    ("base_0000006", ["base_0000007"], "base_0000007"),
+    # nothing took it in: older or later directories that do not hold write id 6
+    ("delete_delta_0000006_0000006_0000", ["base_0000005", "delta_0000001_0000005",
+                                           "delta_0000007_0000007_0000",
+                                           "delete_delta_0000007_0000009", "_tmp", ".hive"],
+     None),
+    ("base_0000006", ["delta_0000001_0000009", "base_0000005"], None),
+    # a compaction's own output (a range) and names that are no directory of Hive's
+    ("delta_0000001_0000006", ["base_0000009"], None),
+    ("bucket_00000", ["base_0000009"], None),
+    ("_acidtool_staging_0b4f82053b81", ["base_0000009"], None),
+])
+def test_a_single_writes_directory_a_compaction_took_in(placed, others, cover):
+    from acidtool.core.guards import absorbing
+
+    assert absorbing(placed, others) == cover
+    assert absorbing(placed, [placed]) is None  # its own name is never its cover

@@ -27,9 +27,11 @@ def write_id_range_problem(write_id: int) -> str | None:
     return None
 
 
-def covering(write_id: int, directory_names: Iterable[str]) -> str | None:
-    """The base or compacted delta (of those named, one partition's top-level directories)
-    under which a new ``delta_W_W`` would never be read, or None."""
+def _cover(write_id: int, directory_names: Iterable[str], *, deltas: bool = True,
+           delete_deltas: bool = False) -> str | None:
+    """The first of ``directory_names`` (one partition's top-level directories) that a
+    compaction made over ``write_id``: a base at or above it, or (``deltas``,
+    ``delete_deltas``) a delta or delete delta of a range of write ids that holds it."""
     for name in sorted(directory_names):
         if is_hidden(name):
             continue
@@ -39,11 +41,17 @@ def covering(write_id: int, directory_names: Iterable[str]) -> str | None:
             continue
         if isinstance(parsed, Base) and parsed.write_id >= write_id:
             return name
-        if isinstance(parsed, Delta) and not parsed.delete and \
+        if isinstance(parsed, Delta) and (delete_deltas if parsed.delete else deltas) and \
                 parsed.min_write_id < parsed.max_write_id and \
                 parsed.min_write_id <= write_id <= parsed.max_write_id:
             return name
     return None
+
+
+def covering(write_id: int, directory_names: Iterable[str]) -> str | None:
+    """The base or compacted delta (of those named, one partition's top-level directories)
+    under which a new ``delta_W_W`` would never be read, or None."""
+    return _cover(write_id, directory_names)
 
 
 def snapshot_problem(write_id: int, snapshot: Snapshot | None) -> str | None:
@@ -92,3 +100,34 @@ def inside(path: str, root: str) -> bool:
     """Whether ``path`` is ``root`` or lies below it (both normalized, as strings)."""
     path, root = posixpath.normpath(path), posixpath.normpath(root)
     return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def single_write(name: str) -> tuple[bool, int] | None:
+    """(is it a base, its write id) for the directory of one write (a ``delta_W_W``,
+    ``delete_delta_W_W`` or ``base_W``); None for any other name (a compacted range too)."""
+    try:
+        parsed = parse_dir_name(name, "4")
+    except ValueError:
+        return None
+    if isinstance(parsed, Base):
+        return True, parsed.write_id
+    if isinstance(parsed, Delta) and parsed.min_write_id == parsed.max_write_id:
+        return False, parsed.min_write_id
+    return None
+
+
+def absorbing(placed: str, directory_names: Iterable[str]) -> str | None:
+    """The directory, of ``directory_names`` (one partition's top-level directories now, less
+    the commit's own), into which a compaction took ``placed``, the directory of one write
+    (``single_write``): a base at or above its write id, or, for a delta, a compacted delta or
+    delete delta whose range of write ids holds it (another delta of the same one write id is
+    a statement beside it, not a compaction of it). The write's rows or events are then in
+    that directory too (a writer never takes a write id a base or compacted delta already
+    covers, so it came after), and removing ``placed`` would not take the write back. None: no
+    such directory, or ``placed`` is no directory of one write (a compaction's own output)."""
+    mine = single_write(placed)
+    if mine is None:
+        return None
+    is_base, write_id = mine
+    others = [n for n in directory_names if n != placed]
+    return _cover(write_id, others, deltas=not is_base, delete_deltas=not is_base)

@@ -9,11 +9,13 @@ from __future__ import annotations
 from typing import Callable
 
 from ..core.errors import AcidToolError, UsageError
-from ..core.guards import inside
-from .fs import Location, resolve
+from ..core.guards import absorbing, inside, single_write
+from .fs import Location, list_dir, resolve
 from .journal import (
     Journal,
     MakeDir,
+    PlaceDir,
+    Rename,
     Scratch,
     Step,
     exists,
@@ -129,3 +131,37 @@ def finish_stale(lock: TableLock, command: str, refused: Callable[[str, list[dic
     finish_interrupted(records)
     remove_empty_scratch(records)
     Journal(journal).record(record="end", result=f"rolled back by the next {by}")
+
+
+ABSORBED = "a compaction took it in"
+
+
+def absorbed(records: list[dict], steps: list[Step]) -> list[str]:
+    """A precondition of undo that no journal records, since it is about what came after: each
+    directory of a single write the commit placed (a delta, a delete delta or a base of one
+    write id) is still the only one holding its write, not taken into a compaction's output
+    since (``core.guards.absorbing``). Removing it would otherwise leave the write in the
+    table, and undo would say it had taken it back. (Checked also where the directory is gone:
+    the Cleaner, or ``repair --select ACID021``, removes it once the compaction is done. Not
+    checked once an undo of the journal finished: what it removed is its own doing; nor for a
+    compaction's journal: its undo takes no row out, whatever compacted its output since.)"""
+    if records and records[0].get("command") == "compact" or \
+            any(r.get("record") == "undone" and not r.get("problems") for r in records):
+        return []
+    placed = [s.dst for s in steps if isinstance(s, (PlaceDir, Rename))]
+    own = {loc.url for loc in placed}
+    problems = []
+    listed: dict[str, list[str]] = {}
+    for loc in placed:
+        parent_url, _, name = loc.url.rstrip("/").rpartition("/")
+        if single_write(name) is None:  # a file, a quarantine's name, a compaction's output
+            continue
+        if parent_url not in listed:
+            parent = resolve(parent_url)
+            listed[parent_url] = [e.path for e in (list_dir(parent) if exists(parent) else [])
+                                  if e.is_dir and parent.child(e.path).url not in own]
+        cover = absorbing(name, listed[parent_url])
+        if cover is not None:
+            problems.append(f"{loc.url}: {ABSORBED} ({cover}): its write is in that "
+                            "directory too, and removing this one would not take it back")
+    return problems

@@ -67,6 +67,8 @@ from ...io.journal import (
     step_of,
 )
 from ...io.recovery import (
+    ABSORBED,
+    absorbed,
     finish_interrupted,
     journal_unfinished,
     remove_empty_scratch,
@@ -439,6 +441,12 @@ def _refusal(steps: list[Step], problems: list[str]) -> str:
                 "its output is the only copy of their rows, and removing it would lose them; "
                 "put them back first (`acidtool undo` of the repair that quarantined them), "
                 "or keep the commit")
+    if any(ABSORBED in p for p in problems):
+        return ("a compaction took the directory this commit wrote into its own output since "
+                "(the Hive compactor, or `acidtool compact`): the write is in the table for good "
+                "even without it, so removing it would not take the write back. Undo that "
+                "compaction first while the directories it read are still there, or make the "
+                "opposite change (a delete, an update) as a new write")
     if any("placed by another run" in p for p in problems):
         return ("what this journal's run placed was replaced by another run's output (equal "
                 "rows are not the same output): undo that run's own journal")
@@ -465,7 +473,7 @@ def undo(journal_path: str) -> UndoResult:
             raise StaleRunRefused(f"an interrupted repair (journal {stale.get('journal')}) "
                                   f"holds {run.lock.location.url}: undo that journal first, "
                                   "or finish it with `acidtool repair --apply`")
-        problems = _check_all(steps)
+        problems = _check_all(steps) + absorbed(records, steps)
         if problems:  # a precondition does not hold: nothing is touched
             return UndoResult(str(journal_path), root.url, 0, problems,
                               _refusal(steps, problems))
