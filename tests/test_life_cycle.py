@@ -75,9 +75,9 @@ def test_undo_of_a_compaction_whose_inputs_were_cleaned_is_refused(tmp_path):
 LATER = "t:30:9223372036854775807::4"  # SNAP and write ids 21-30 committed
 
 
-def _delete_rows(t: Path, write_id: int, ids: set) -> str:
-    """A DELETE of the rows whose ``id`` is in ``ids`` (acidtool's DML commit, without Spark):
-    its journal."""
+def _delete_rows(t: Path, write_id: int, ids: set, name: str | None = None) -> str:
+    """A DELETE of the rows whose ``id`` is in ``ids`` (acidtool's DML commit, without Spark),
+    or with ``name`` an UPDATE of their name to it: its journal."""
     import pyarrow as pa
 
     from acidtool.commands.dml.write import write_changes
@@ -89,7 +89,11 @@ def _delete_rows(t: Path, write_id: int, ids: set) -> str:
     rid = got.column("ROW__ID").combine_chunks()
     deleted = pa.table({"partition": [""] * got.num_rows, "writeid": rid.field("writeid"),
                         "bucketid": rid.field("bucketid"), "rowid": rid.field("rowid")})
-    done = write_changes(resolve(str(t), hive_version="3"), write_id, deleted, None)
+    inserted = None if name is None else pa.table({
+        "partition": [""] * got.num_rows, "bucketid": rid.field("bucketid"),
+        "id": got.column("id"), "name": pa.array([name] * got.num_rows)})
+    done = write_changes(resolve(str(t), hive_version="3"), write_id, deleted, inserted,
+                         updated=0 if name is None else got.num_rows)
     assert done.journal
     return done.journal
 
@@ -131,6 +135,49 @@ def test_undo_of_a_write_a_compaction_took_in_is_refused(tmp_path, kind, cleaned
     again = run("undo", journal)
     assert again.code == 0, again.out + again.err
     assert rows(t, "3", LATER) == before
+
+
+def _names(t: Path) -> list:
+    from acidtool.table.snapshot import Table
+
+    got = Table(str(t)).snapshot(LATER, hive_version="3").to_arrow()
+    return sorted(zip(got.column("id").to_pylist(), got.column("name").to_pylist()))
+
+
+@pytest.mark.parametrize("first,later,refused", [
+    # an update's new rows deleted later: its undo alone would bring the old rows back
+    ((21, {0}, "u"), (22, {0}, None), True),
+    # an update's new rows updated again: its undo alone would leave the later version
+    ((21, {0}, "u"), (22, {0}, "v"), True),
+    # a later write that leaves the update's rows alone
+    ((21, {0}, "u"), (22, {1}, None), False),
+    ((21, {0}, "u"), (22, {1}, "v"), False),
+    # a delete wrote no row: nothing later can name one of its
+    ((21, {0}, None), (22, {1}, "v"), False),
+], ids=["update-then-delete", "update-then-update", "unrelated-delete", "unrelated-update",
+        "delete-then-update"])
+def test_undo_of_a_write_whose_rows_a_later_write_changed_is_refused(tmp_path, first, later,
+                                                                    refused):
+    """Undo of a write whose rows a later write deleted or updated is refused (exit 1,
+    nothing changed): undoing the later one first, then it, brings the table back whole."""
+    t = table(tmp_path)
+    start = _names(t)
+    journal = _delete_rows(t, *first)
+    middle = _names(t)
+    later_journal = _delete_rows(t, *later)
+    end, tree_end = _names(t), tree(t)
+    undo = run("undo", journal, "--format", "json")
+    if refused:
+        assert undo.code == 1, undo.out
+        assert "a later write" in undo.json()["refused"]
+        assert tree(t) == tree_end and _names(t) == end
+        assert run("undo", later_journal).code == 0
+        assert _names(t) == middle
+        assert run("undo", journal).code == 0
+    else:
+        assert undo.code == 0, undo.out
+        assert run("undo", later_journal).code == 0
+    assert _names(t) == start
 
 
 def test_undo_refuses_when_an_input_changed(tmp_path):

@@ -131,3 +131,19 @@ def absorbing(placed: str, directory_names: Iterable[str]) -> str | None:
     is_base, write_id = mine
     others = [n for n in directory_names if n != placed]
     return _cover(write_id, others, deltas=not is_base, delete_deltas=not is_base)
+
+
+def later_delete_deltas(write_id: int, directory_names: Iterable[str]) -> list[str]:
+    """The delete deltas, of ``directory_names`` (one partition's top-level directories), whose
+    events may name rows write ``write_id`` wrote: those of a later write id."""
+    out = []
+    for name in sorted(directory_names):
+        if is_hidden(name):
+            continue
+        try:
+            parsed = parse_dir_name(name, "4")
+        except ValueError:
+            continue
+        if isinstance(parsed, Delta) and parsed.delete and parsed.max_write_id > write_id:
+            out.append(name)
+    return out

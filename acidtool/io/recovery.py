@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ..core.errors import AcidToolError, UsageError
-from ..core.guards import absorbing, inside, single_write
+from ..core.guards import absorbing, inside, later_delete_deltas, single_write
 from .fs import Location, list_dir, resolve
 from .journal import (
     Journal,
@@ -134,34 +134,87 @@ def finish_stale(lock: TableLock, command: str, refused: Callable[[str, list[dic
 
 
 ABSORBED = "a compaction took it in"
+CHANGED_LATER = "a later write changed its rows"
+
+
+def _skip_checks(records: list[dict]) -> bool:
+    """A compaction's journal (its undo takes no row out, whatever came after), or one whose
+    undo finished (what is gone now is its own doing)."""
+    return bool(records and records[0].get("command") == "compact") or \
+        any(r.get("record") == "undone" and not r.get("problems") for r in records)
+
+
+def _single_writes(steps: list[Step]) -> tuple[list[tuple[Location, str, int]], set[str]]:
+    """(directory, its name, its write id) of each directory of one write the commit placed,
+    and the urls of everything it placed."""
+    placed = [s.dst for s in steps if isinstance(s, (PlaceDir, Rename))]
+    out = []
+    for loc in placed:
+        name = loc.url.rstrip("/").rpartition("/")[2]
+        one = single_write(name)
+        if one is not None:  # not a file, a quarantine, a compaction's output
+            out.append((loc, name, one[1]))
+    return out, {loc.url for loc in placed}
+
+
+def _siblings(loc: Location, own: set[str], listed: dict) -> list[str]:
+    """The directories beside ``loc`` now, less the commit's own (listed once a partition)."""
+    parent_url = loc.url.rstrip("/").rpartition("/")[0]
+    if parent_url not in listed:
+        parent = resolve(parent_url)
+        listed[parent_url] = [e.path for e in (list_dir(parent) if exists(parent) else [])
+                              if e.is_dir and parent.child(e.path).url not in own]
+    return listed[parent_url]
 
 
 def absorbed(records: list[dict], steps: list[Step]) -> list[str]:
-    """A precondition of undo that no journal records, since it is about what came after: each
-    directory of a single write the commit placed (a delta, a delete delta or a base of one
-    write id) is still the only one holding its write, not taken into a compaction's output
-    since (``core.guards.absorbing``). Removing it would otherwise leave the write in the
-    table, and undo would say it had taken it back. (Checked also where the directory is gone:
-    the Cleaner, or ``repair --select ACID021``, removes it once the compaction is done. Not
-    checked once an undo of the journal finished: what it removed is its own doing; nor for a
-    compaction's journal: its undo takes no row out, whatever compacted its output since.)"""
-    if records and records[0].get("command") == "compact" or \
-            any(r.get("record") == "undone" and not r.get("problems") for r in records):
+    """Preconditions of undo that no journal records, since they are about what came after,
+    for each directory of a single write the commit placed (a delta, a delete delta or a base
+    of one write id):
+
+    * it is still the only one holding its write, not taken into a compaction's output since
+      (``core.guards.absorbing``): removing it would leave the write in the table, and undo
+      would say it had taken it back. (Checked also where it is gone: the Cleaner, or
+      ``repair --select ACID021``, removes it once the compaction is done.)
+    * no delete delta of a later write names a row it wrote: removing it would undo a write
+      another one built on (an update's rows deleted later would come back as they were
+      before the update; an append's rows updated later would stay, updated)."""
+    if _skip_checks(records):
         return []
-    placed = [s.dst for s in steps if isinstance(s, (PlaceDir, Rename))]
-    own = {loc.url for loc in placed}
-    problems = []
+    single, own = _single_writes(steps)
+    problems: list[str] = []
     listed: dict[str, list[str]] = {}
-    for loc in placed:
-        parent_url, _, name = loc.url.rstrip("/").rpartition("/")
-        if single_write(name) is None:  # a file, a quarantine's name, a compaction's output
-            continue
-        if parent_url not in listed:
-            parent = resolve(parent_url)
-            listed[parent_url] = [e.path for e in (list_dir(parent) if exists(parent) else [])
-                                  if e.is_dir and parent.child(e.path).url not in own]
-        cover = absorbing(name, listed[parent_url])
+    for loc, name, write_id in single:
+        others = _siblings(loc, own, listed)
+        cover = absorbing(name, others)
         if cover is not None:
             problems.append(f"{loc.url}: {ABSORBED} ({cover}): its write is in that "
                             "directory too, and removing this one would not take it back")
+            continue
+        if name.startswith("delete_delta_") or not exists(loc):
+            continue
+        parent = resolve(loc.url.rstrip("/").rpartition("/")[0])
+        for later in later_delete_deltas(write_id, others):
+            if _names_rows_of(parent.child(later), write_id):
+                problems.append(f"{loc.url}: {CHANGED_LATER} ({later} deletes or updates "
+                                "rows it wrote)")
+                break
     return problems
+
+
+def _names_rows_of(delete_delta: Location, write_id: int) -> bool:
+    """Whether a delete event in ``delete_delta``'s files names a row of ``write_id``."""
+    import pyarrow.compute as pc
+
+    from .orc import open_orc, scan_batches
+
+    for entry in list_dir(delete_delta):
+        if entry.is_dir or entry.path.startswith(("_", ".")):
+            continue
+        src = open_orc(delete_delta, entry.path)
+        if not src.is_acid:
+            continue
+        for batch in scan_batches(src, batch_size=65536, columns=["originalTransaction"]):
+            if pc.any(pc.equal(batch.column(0), write_id)).as_py():
+                return True
+    return False

@@ -68,6 +68,7 @@ from ...io.journal import (
 )
 from ...io.recovery import (
     ABSORBED,
+    CHANGED_LATER,
     absorbed,
     finish_interrupted,
     journal_unfinished,
@@ -447,6 +448,11 @@ def _refusal(steps: list[Step], problems: list[str]) -> str:
                 "even without it, so removing it would not take the write back. Undo that "
                 "compaction first while the directories it read are still there, or make the "
                 "opposite change (a delete, an update) as a new write")
+    if any(CHANGED_LATER in p for p in problems):
+        return ("a later write deleted or updated rows this commit wrote: undoing this one "
+                "alone would bring back rows as they were before it, or leave the later "
+                "write's versions of its rows behind. Undo the later writes first, newest "
+                "first, or keep this one")
     if any("placed by another run" in p for p in problems):
         return ("what this journal's run placed was replaced by another run's output (equal "
                 "rows are not the same output): undo that run's own journal")
