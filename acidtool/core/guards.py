@@ -11,10 +11,10 @@ it; one above the snapshot's high watermark, or open or aborted in it, is not re
 from __future__ import annotations
 
 import posixpath
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from .javanum import LONG_MAX
-from .names import Base, Delta, is_hidden, parse_dir_name
+from .names import AcidDir, Base, Delta, is_hidden, parse_dir_name
 from .snapshot import Snapshot
 
 LOCK_FILE = ".acidtool-lock"  # a writer's lock, in the table directory (hidden from Hive)
@@ -27,11 +27,8 @@ def write_id_range_problem(write_id: int) -> str | None:
     return None
 
 
-def _cover(write_id: int, directory_names: Iterable[str], *, deltas: bool = True,
-           delete_deltas: bool = False) -> str | None:
-    """The first of ``directory_names`` (one partition's top-level directories) that a
-    compaction made over ``write_id``: a base at or above it, or (``deltas``,
-    ``delete_deltas``) a delta or delete delta of a range of write ids that holds it."""
+def _acid_dirs(directory_names: Iterable[str]) -> Iterator[tuple[str, AcidDir]]:
+    """(name, parsed) of each of ``directory_names`` that is a base or delta, in name order."""
     for name in sorted(directory_names):
         if is_hidden(name):
             continue
@@ -39,6 +36,16 @@ def _cover(write_id: int, directory_names: Iterable[str], *, deltas: bool = True
             parsed = parse_dir_name(name, "4")
         except ValueError:
             continue
+        if parsed is not None:
+            yield name, parsed
+
+
+def _cover(write_id: int, directory_names: Iterable[str], *, deltas: bool = True,
+           delete_deltas: bool = False) -> str | None:
+    """The first of ``directory_names`` (one partition's top-level directories) that a
+    compaction made over ``write_id``: a base at or above it, or (``deltas``,
+    ``delete_deltas``) a delta or delete delta of a range of write ids that holds it."""
+    for name, parsed in _acid_dirs(directory_names):
         if isinstance(parsed, Base) and parsed.write_id >= write_id:
             return name
         if isinstance(parsed, Delta) and (delete_deltas if parsed.delete else deltas) and \
@@ -136,14 +143,5 @@ def absorbing(placed: str, directory_names: Iterable[str]) -> str | None:
 def later_delete_deltas(write_id: int, directory_names: Iterable[str]) -> list[str]:
     """The delete deltas, of ``directory_names`` (one partition's top-level directories), whose
     events may name rows write ``write_id`` wrote: those of a later write id."""
-    out = []
-    for name in sorted(directory_names):
-        if is_hidden(name):
-            continue
-        try:
-            parsed = parse_dir_name(name, "4")
-        except ValueError:
-            continue
-        if isinstance(parsed, Delta) and parsed.delete and parsed.max_write_id > write_id:
-            out.append(name)
-    return out
+    return [name for name, parsed in _acid_dirs(directory_names)
+            if isinstance(parsed, Delta) and parsed.delete and parsed.max_write_id > write_id]
