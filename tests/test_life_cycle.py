@@ -137,6 +137,31 @@ def test_undo_of_a_write_a_compaction_took_in_is_refused(tmp_path, kind, cleaned
     assert rows(t, "3", LATER) == before
 
 
+def test_undo_of_a_rewrap_whose_statement_a_compaction_merged_is_refused(tmp_path):
+    """repair re-wraps a raw file found in delta_2_2_0 into delta_2_2_1 (write id 2,
+    statement 1); a minor compaction of the two statements writes delta_2_2: undo of the
+    repair is refused (putting the file back would leave its rows in delta_2_2), and undone in
+    order (the compaction, then the repair) the table is as it was, byte for byte."""
+    from .helpers.layouts import MARK, ROW, acid, build, delta, events, plain
+
+    t = build(tmp_path / "t", {**delta("delta_0000002_0000002_0000", acid(events(2))),
+                               "delta_0000002_0000002_0000/data__abc": plain(ROW, [(10, "x")]),
+                               "delta_0000002_0000002_0000/_orc_acid_version": MARK})
+    start = tree(t)
+    snap = ("--hive-version", "3", "--write-ids", "t:5:9223372036854775807::")
+    repaired = run("repair", t, *snap, "--apply", "--min-age", "0", "--format", "json")
+    assert repaired.code == 0, repaired.err
+    assert (t / "delta_0000002_0000002_0001").is_dir()
+    done = run("compact", t, "--minor", *snap, "--apply", "--journal", tmp_path / "c.jsonl")
+    assert done.code == 0, done.err
+    assert (t / "delta_0000002_0000002").is_dir()
+    refused = run("undo", repaired.json()["journal"], "--format", "json")
+    assert refused.code == 1 and "a compaction took" in refused.json()["refused"]
+    assert run("undo", tmp_path / "c.jsonl").code == 0
+    assert run("undo", repaired.json()["journal"]).code == 0
+    assert tree(t) == start
+
+
 def _names(t: Path) -> list:
     from acidtool.table.snapshot import Table
 

@@ -155,9 +155,14 @@ def test_java_string_order_for_characters_above_the_bmp():
     # the insert half of an update: the minor compaction's delete delta holds write 6 as well
     ("delta_0000006_0000006_0000", ["delete_delta_0000001_0000006", "delta_0000001_0000006"],
      "delete_delta_0000001_0000006"),
-    # another statement of write id 6 (or a delta of it without one) is beside it, no cover
+    # another statement of write id 6 is beside it; a delta of write id 6 without a statement
+    # id is its statements compacted (but beside a delta that has none itself, as Hive 2 names)
+    ("delta_0000006_0000006_0001", ["delta_0000006_0000006_0000"], None),
     ("delta_0000006_0000006_0001", ["delta_0000006_0000006_0000", "delta_0000006_0000006"],
-     None),
+     "delta_0000006_0000006"),
+    ("delete_delta_0000006_0000006_0000", ["delete_delta_0000006_0000006"],
+     "delete_delta_0000006_0000006"),
+    ("delta_0000006_0000006", ["delta_0000006_0000006_0000"], None),
     # a major compaction at or above it; a base of the write itself under a later one
     ("delete_delta_0000006_0000006_0000", ["base_0000006"], "base_0000006"),
     ("delta_0000006_0000006_0000", ["base_0000009_v0000050"], "base_0000009_v0000050"),

@@ -14,7 +14,7 @@ import posixpath
 from typing import Iterable, Iterator
 
 from .javanum import LONG_MAX
-from .names import AcidDir, Base, Delta, is_hidden, parse_dir_name
+from .names import NO_STATEMENT, AcidDir, Base, Delta, is_hidden, parse_dir_name
 from .snapshot import Snapshot
 
 LOCK_FILE = ".acidtool-lock"  # a writer's lock, in the table directory (hidden from Hive)
@@ -41,16 +41,19 @@ def _acid_dirs(directory_names: Iterable[str]) -> Iterator[tuple[str, AcidDir]]:
 
 
 def _cover(write_id: int, directory_names: Iterable[str], *, deltas: bool = True,
-           delete_deltas: bool = False) -> str | None:
+           delete_deltas: bool = False, merged: bool = False) -> str | None:
     """The first of ``directory_names`` (one partition's top-level directories) that a
     compaction made over ``write_id``: a base at or above it, or (``deltas``,
-    ``delete_deltas``) a delta or delete delta of a range of write ids that holds it."""
+    ``delete_deltas``) a delta or delete delta of a range of write ids that holds it, or
+    (``merged``) of that write id alone and no statement id, which a compaction of its
+    statements writes."""
     for name, parsed in _acid_dirs(directory_names):
         if isinstance(parsed, Base) and parsed.write_id >= write_id:
             return name
         if isinstance(parsed, Delta) and (delete_deltas if parsed.delete else deltas) and \
-                parsed.min_write_id < parsed.max_write_id and \
-                parsed.min_write_id <= write_id <= parsed.max_write_id:
+                parsed.min_write_id <= write_id <= parsed.max_write_id and (
+                    parsed.min_write_id < parsed.max_write_id or
+                    merged and parsed.statement_id == NO_STATEMENT):
             return name
     return None
 
@@ -109,17 +112,18 @@ def inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
-def single_write(name: str) -> tuple[bool, int] | None:
-    """(is it a base, its write id) for the directory of one write (a ``delta_W_W``,
-    ``delete_delta_W_W`` or ``base_W``); None for any other name (a compacted range too)."""
+def single_write(name: str) -> tuple[bool, int, bool] | None:
+    """(is it a base, its write id, has it a statement id) for the directory of one write (a
+    ``delta_W_W[_S]``, ``delete_delta_W_W[_S]`` or ``base_W``); None for any other name (a
+    compacted range too)."""
     try:
         parsed = parse_dir_name(name, "4")
     except ValueError:
         return None
     if isinstance(parsed, Base):
-        return True, parsed.write_id
+        return True, parsed.write_id, False
     if isinstance(parsed, Delta) and parsed.min_write_id == parsed.max_write_id:
-        return False, parsed.min_write_id
+        return False, parsed.min_write_id, parsed.statement_id != NO_STATEMENT
     return None
 
 
@@ -128,16 +132,18 @@ def absorbing(placed: str, directory_names: Iterable[str]) -> str | None:
     the commit's own), into which a compaction took ``placed``, the directory of one write
     (``single_write``): a base at or above its write id, or, for a delta, a compacted delta or
     delete delta whose range of write ids holds it (another delta of the same one write id is
-    a statement beside it, not a compaction of it). The write's rows or events are then in
+    a statement beside it, not a compaction of it, unless it has no statement id and this one
+    has: a compaction of the write's statements). The write's rows or events are then in
     that directory too (a writer never takes a write id a base or compacted delta already
     covers, so it came after), and removing ``placed`` would not take the write back. None: no
     such directory, or ``placed`` is no directory of one write (a compaction's own output)."""
     mine = single_write(placed)
     if mine is None:
         return None
-    is_base, write_id = mine
+    is_base, write_id, statement = mine
     others = [n for n in directory_names if n != placed]
-    return _cover(write_id, others, deltas=not is_base, delete_deltas=not is_base)
+    return _cover(write_id, others, deltas=not is_base, delete_deltas=not is_base,
+                  merged=statement)
 
 
 def later_delete_deltas(write_id: int, directory_names: Iterable[str]) -> list[str]:
