@@ -10,6 +10,7 @@ from typing import Callable
 
 from ..core.errors import AcidToolError, UsageError
 from ..core.guards import absorbing, inside, later_delete_deltas, single_write
+from ..core.names import is_hidden
 from .fs import Location, list_dir, resolve
 from .journal import (
     Journal,
@@ -157,17 +158,19 @@ def _single_writes(steps: list[Step]) -> tuple[list[tuple[Location, str, int]], 
     return out, {loc.url for loc in placed}
 
 
-def _siblings(loc: Location, own: set[str], listed: dict) -> list[str]:
-    """The directories beside ``loc`` now, less the commit's own (listed once a partition)."""
+def _siblings(loc: Location, own: set[str], listed: dict) -> tuple[Location, list[str]]:
+    """``loc``'s partition directory and the directories in it now, less the commit's own
+    (listed once a partition)."""
     parent_url = loc.url.rstrip("/").rpartition("/")[0]
     if parent_url not in listed:
         parent = resolve(parent_url)
-        listed[parent_url] = [e.path for e in (list_dir(parent) if exists(parent) else [])
-                              if e.is_dir and parent.child(e.path).url not in own]
+        listed[parent_url] = parent, [
+            e.path for e in (list_dir(parent) if exists(parent) else [])
+            if e.is_dir and parent.child(e.path).url not in own]
     return listed[parent_url]
 
 
-def absorbed(records: list[dict], steps: list[Step]) -> list[str]:
+def changed_since(records: list[dict], steps: list[Step]) -> list[str]:
     """Preconditions of undo that no journal records, since they are about what came after,
     for each directory of a single write the commit placed (a delta, a delete delta or a base
     of one write id):
@@ -183,9 +186,9 @@ def absorbed(records: list[dict], steps: list[Step]) -> list[str]:
         return []
     single, own = _single_writes(steps)
     problems: list[str] = []
-    listed: dict[str, list[str]] = {}
+    listed: dict[str, tuple[Location, list[str]]] = {}
     for loc, name, write_id in single:
-        others = _siblings(loc, own, listed)
+        parent, others = _siblings(loc, own, listed)
         cover = absorbing(name, others)
         if cover is not None:
             problems.append(f"{loc.url}: {ABSORBED} ({cover}): its write is in that "
@@ -193,7 +196,6 @@ def absorbed(records: list[dict], steps: list[Step]) -> list[str]:
             continue
         if name.startswith("delete_delta_") or not exists(loc):
             continue
-        parent = resolve(loc.url.rstrip("/").rpartition("/")[0])
         for later in later_delete_deltas(write_id, others):
             if _names_rows_of(parent.child(later), write_id):
                 problems.append(f"{loc.url}: {CHANGED_LATER} ({later} deletes or updates "
@@ -209,7 +211,7 @@ def _names_rows_of(delete_delta: Location, write_id: int) -> bool:
     from .orc import open_orc, scan_batches
 
     for entry in list_dir(delete_delta):
-        if entry.is_dir or entry.path.startswith(("_", ".")):
+        if entry.is_dir or is_hidden(entry.path):
             continue
         src = open_orc(delete_delta, entry.path)
         if not src.is_acid:

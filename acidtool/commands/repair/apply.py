@@ -69,7 +69,7 @@ from ...io.journal import (
 from ...io.recovery import (
     ABSORBED,
     CHANGED_LATER,
-    absorbed,
+    changed_since,
     finish_interrupted,
     journal_unfinished,
     remove_empty_scratch,
@@ -479,7 +479,7 @@ def undo(journal_path: str) -> UndoResult:
             raise StaleRunRefused(f"an interrupted repair (journal {stale.get('journal')}) "
                                   f"holds {run.lock.location.url}: undo that journal first, "
                                   "or finish it with `acidtool repair --apply`")
-        problems = _check_all(steps) + absorbed(records, steps)
+        problems = _check_all(steps) + changed_since(records, steps)
         if problems:  # a precondition does not hold: nothing is touched
             return UndoResult(str(journal_path), root.url, 0, problems,
                               _refusal(steps, problems))
