@@ -681,6 +681,7 @@ def test_file_path_strings_are_sparks_own(spark, tmp_path_factory, names):
     would leave the file's rows out): checked against Spark on names of every kind of
     character, as inputFiles() is."""
     from acidtool.hiveacid.sparkpaths import file_path, input_file, one_glob, unglobbed
+    from acidtool.io.spark import input_files
 
     path = tmp_path_factory.mktemp("p").joinpath(*names, "bucket_00000")
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -698,8 +699,11 @@ def test_file_path_strings_are_sparks_own(spark, tmp_path_factory, names):
     for given in ([str(path), str(other)], [str(path.parent), str(other.parent)]):
         glob = one_glob(given)
         assert glob is not None
-        assert sorted(spark.read.orc([glob]).inputFiles()) == \
+        both = spark.read.orc([glob])
+        assert sorted(both.inputFiles()) == \
             sorted([input_file(str(path)), input_file(str(other))])
+        # (what acidtool checks them by: the same strings, in one call into the JVM)
+        assert input_files(both) == set(both.inputFiles())
 
 
 LISTING_NAMES = ["bucket_00000", "_orc_acid_version", ".bucket_00000.crc", "_metadata",

@@ -12,6 +12,7 @@ from typing import Any
 import pyarrow as pa
 
 from ..core.snapshot import LONG_MAX, IdList
+from ..io.spark import input_files
 from ..io.spark import quoted as _q
 from .native import ANTI_PAST, EVENTS, KEY, MASK_BITS, ONE_TASK_PAST, NativePlan, Part, Scan
 
@@ -172,9 +173,9 @@ class _Scans:
             to_read(where, checked=paths is not None or exact is not None))
         if paths is not None:
             frame = frame.selectExpr("*", "_metadata.file_path AS __acid_file")
-            if not {input_file(f) for f in paths} <= set(frame.inputFiles()):
+            if not {input_file(f) for f in paths} <= input_files(frame):
                 return False
-        if exact is not None and set(frame.inputFiles()) != {input_file(f) for f in exact}:
+        if exact is not None and input_files(frame) != {input_file(f) for f in exact}:
             return False
         view = f"__acid_scan_{tokens[0][11:]}"
         frame.createOrReplaceTempView(view)
@@ -207,7 +208,7 @@ class _Scans:
             read = [f for f in files if f in held or f.rsplit("/", 1)[0] in held]
             frame = self.spark.read.schema(schema).orc(to_read(chunk, checked=True)) \
                 .selectExpr("*", "_metadata.file_path AS __acid_file")
-            if set(frame.inputFiles()) != {input_file(f) for f in read}:
+            if input_files(frame) != {input_file(f) for f in read}:
                 return None
             views.append(f"__acid_scan_{uuid.uuid4().hex}")
             frame.createOrReplaceTempView(views[-1])

@@ -91,3 +91,18 @@ def _stderr_to(path: str):
     finally:
         os.dup2(saved, 2)
         os.close(saved)
+
+
+def input_files(frame) -> set[str]:
+    """``frame.inputFiles()`` in one call into Spark's JVM where the session has one:
+    pyspark's list of them takes a call a file (0.2-0.3 ms each: 20 ms for 80 files)."""
+    jdf = getattr(frame, "_jdf", None)
+    if jdf is None:  # (Spark Connect)
+        return set(frame.inputFiles())
+    sep = "\u0000"  # (in no path)
+    try:
+        files = frame.sparkSession._jvm.scala.collection.immutable.ArraySeq.unsafeWrapArray(
+            jdf.inputFiles()).mkString(sep)
+    except Exception:  # (a JVM without Scala 2.13's ArraySeq)
+        return set(frame.inputFiles())
+    return {f for f in files.split(sep) if f}
