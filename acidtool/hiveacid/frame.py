@@ -173,10 +173,13 @@ class _Scans:
             to_read(where, checked=paths is not None or exact is not None))
         if paths is not None:
             frame = frame.selectExpr("*", "_metadata.file_path AS __acid_file")
-            if not {input_file(f) for f in paths} <= input_files(frame):
+            wanted = {input_file(f) for f in paths}
+            if not wanted <= input_files(frame, wanted):
                 return False
-        if exact is not None and input_files(frame) != {input_file(f) for f in exact}:
-            return False
+        if exact is not None:
+            wanted = {input_file(f) for f in exact}
+            if input_files(frame, wanted) != wanted:
+                return False
         view = f"__acid_scan_{tokens[0][11:]}"
         frame.createOrReplaceTempView(view)
         self.views.append(view)
@@ -208,7 +211,8 @@ class _Scans:
             read = [f for f in files if f in held or f.rsplit("/", 1)[0] in held]
             frame = self.spark.read.schema(schema).orc(to_read(chunk, checked=True)) \
                 .selectExpr("*", "_metadata.file_path AS __acid_file")
-            if input_files(frame) != {input_file(f) for f in read}:
+            wanted = {input_file(f) for f in read}
+            if input_files(frame, wanted) != wanted:
                 return None
             views.append(f"__acid_scan_{uuid.uuid4().hex}")
             frame.createOrReplaceTempView(views[-1])
