@@ -90,6 +90,8 @@ class Journal:
                                     ) from None
 
     def record(self, **fields) -> None:
+        if fields.get("record") == "begin":  # what its relative paths are relative to
+            fields.setdefault("cwd", os.getcwd())
         fields.setdefault("at", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
         try:
             self.file.write(json.dumps(fields, sort_keys=False) + "\n")
@@ -139,7 +141,41 @@ def read_journal(path: str | Path) -> list[dict]:
     if records[0].get("version") != JOURNAL_VERSION:
         raise UsageError(f"{path}: journal version {records[0].get('version')}, this acidtool "
                          f"reads version {JOURNAL_VERSION}")
-    return records
+    return anchored(records)
+
+
+# the keys of a journal's records that hold a path: the begin record's, and its steps'
+_BEGIN_PATHS = ("path", "quarantine", "scratch")
+_STEP_PATHS = ("path", "src", "dst", "target", "staged", "keep")
+
+
+def anchored(records: list[dict]) -> list[dict]:
+    """The records of a journal written in another working directory, its relative local
+    paths (as the command was given them) made absolute from that directory (its begin
+    record's ``cwd``): an undo run elsewhere then acts on the same table, not on one of the
+    same relative name there."""
+    cwd = records[0].get("cwd")
+    if not isinstance(cwd, str) or not cwd or cwd == os.getcwd():
+        return records
+
+    def fix(doc: dict, keys: tuple[str, ...]) -> dict:
+        return {k: os.path.join(cwd, v) if k in keys and _relative(v) else v
+                for k, v in doc.items()}
+
+    out = [fix(records[0], _BEGIN_PATHS)]
+    for rec in records[1:]:
+        if rec.get("record") == "steps":
+            rec = {**rec, "actions": [{**a, "steps": [fix(st, _STEP_PATHS)
+                                                      for st in a.get("steps", [])]}
+                                      for a in rec.get("actions", [])]}
+        out.append(rec)
+    return out
+
+
+def _relative(value) -> bool:
+    """Whether a journaled location is a relative local path (not a URL)."""
+    return isinstance(value, str) and bool(value) and not value.startswith("/") and \
+        "://" not in value and not value.startswith("file:")
 
 
 # ------------------------------------------------------------------------------------------------
