@@ -252,26 +252,33 @@ def test_a_failure_while_moving_says_the_delta_is_committed(tmp_path, monkeypatc
 
 
 @pytest.mark.parametrize("signal_number", [signal.SIGINT, signal.SIGTERM])
-def test_an_interruption_right_after_the_commit_rename_is_told_as_committed(tmp_path,
-                                                                           monkeypatch,
-                                                                           signal_number):
-    import acidtool.commands.convert.delta as C
+def test_an_interruption_right_after_the_commit_rename_rolls_it_back(tmp_path, monkeypatch,
+                                                                    signal_number):
+    """The commit is the journal's record that the rename is done: a signal between the
+    rename and that record puts the delta back, and says nothing was committed."""
+    import acidtool.io.journal as J
     from acidtool.core.errors import Terminated
 
     exc = KeyboardInterrupt if signal_number == signal.SIGINT else Terminated
     table = _table(tmp_path / "t")
-    real = C._rename
+    real = J.rename
 
-    def rename(fs, a, b):
-        real(fs, a, b)
-        raise exc()
+    def rename(src, dst):
+        real(src, dst)
+        if dst.url.endswith("delta_0000002_0000002_0000"):
+            raise exc()
 
-    monkeypatch.setattr(C, "_rename", rename)
-    result = run("convert", *_sources(tmp_path / "land"), "--table", table, "--write-id", "auto",
-                 "--schema", SCHEMA)
+    monkeypatch.setattr(J, "rename", rename)
+    sources = _sources(tmp_path / "land")
+    result = run("convert", *sources, "--table", table, "--write-id", "auto", "--schema", SCHEMA)
     assert result.code == 128 + signal_number, result.err
-    assert "delta_0000002_0000002_0000 is committed; then: interrupted" in result.err
+    assert "nothing was committed" in result.err, result.err
     assert not [p for p in table.iterdir() if p.name.startswith("_acidtool_staging_")]
+    assert not (table / "delta_0000002_0000002_0000").exists()
+    assert _ids(table) == sorted(OLD)
+    monkeypatch.setattr(J, "rename", real)  # and the next convert commits its rows once
+    assert run("convert", *sources, "--table", table, "--write-id", "auto", "--schema",
+               SCHEMA).code == 0
     assert _ids(table) == sorted(OLD + list(range(FIRST, FIRST + SOURCES * ROWS)))
 
 
@@ -288,18 +295,18 @@ def test_write_ids_are_java_longs(tmp_path):
 def test_a_convert_that_loses_the_race_for_its_write_id_says_so(tmp_path, monkeypatch):
     """Another writer commits the same write id between this convert's check and its rename:
     this one commits nothing, says who won, and leaves no staging directory."""
-    import acidtool.commands.convert.delta as C
+    import acidtool.io.journal as J
 
     table = _table(tmp_path / "t")
-    real = C._rename
+    real = J.rename
 
-    def rename(fs, src, dst):
-        other = Path(dst)
+    def rename(src, dst):
+        other = Path(dst.path)
         other.mkdir()
         (other / "bucket_00000").write_bytes(acid(events(2)))  # the other writer's delta
-        real(fs, src, dst)
+        real(src, dst)
 
-    monkeypatch.setattr(C, "_rename", rename)
+    monkeypatch.setattr(J, "rename", rename)
     result = run("convert", *_sources(tmp_path / "land")[:1], "--table", table, "--write-id",
                  "auto", "--schema", SCHEMA)
     assert result.code == 1, result.err  # a failure while writing: nothing committed

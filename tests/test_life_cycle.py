@@ -667,6 +667,71 @@ def test_a_sigterm_at_any_moment_of_convert_leaves_no_lock(tmp_path):
         assert names in ([], ["delta_0000001_0000001_0000"]), (names, err)
 
 
+def _converted(t: Path, src: Path, *more) -> dict:
+    done = run("convert", src, "--table", t, *V3, "--write-id", "auto", "--format", "json",
+               *more)
+    assert done.code == 0, done.err
+    return done.json()
+
+
+def test_undo_of_a_convert_takes_its_delta_back_out_from_any_directory(tmp_path,
+                                                                      monkeypatch):
+    """convert journals its commit: undo takes the delta back out, leaving the table as it
+    was, byte for byte. The journal holds the paths as the command was given them (here
+    relative): undo run from another directory acts on the same table, not on a copy of the
+    same relative name there (which holds the very same delta, so its files' hashes would
+    not tell them apart). The same sources convert again after."""
+    t = table(tmp_path)
+    before, rows_before = tree(t), rows(t, "3", LATER)
+    src = _source(tmp_path / "src.orc", _row_schema(t), 3, seed=7)
+    monkeypatch.chdir(tmp_path)
+    doc = _converted(Path("t"), src)
+    assert doc["journal"] and doc["rows"] == 3
+    assert len(rows(t, "3", LATER)) == len(rows_before) + 3
+    decoy = tmp_path / "elsewhere" / "t"
+    shutil.copytree(t, decoy)
+    decoy_tree = tree(decoy)
+    monkeypatch.chdir(decoy.parent)
+    undone = run("undo", doc["journal"], "--format", "json")
+    assert undone.code == 0, undone.out + undone.err
+    assert undone.json()["restored"] is True
+    assert tree(t) == before and rows(t, "3", LATER) == rows_before
+    assert tree(decoy) == decoy_tree
+    again = run("undo", doc["journal"])
+    assert again.code == 0 and "nothing to restore" in again.out, again.out
+    assert _converted(t, src)["rows"] == 3  # not "converted already": its delta is gone
+    assert len(rows(t, "3", LATER)) == len(rows_before) + 3
+
+
+@pytest.mark.parametrize("kind", ["--major", "--minor"])
+def test_undo_of_a_convert_a_compaction_took_in_is_refused(tmp_path, kind):
+    t = table(tmp_path)
+    rows_before = rows(t, "3", LATER)
+    src = _source(tmp_path / "src.orc", _row_schema(t), 2, seed=3)
+    journal = _converted(t, src)["journal"]
+    done = run("compact", t, kind, *V3, "--write-ids", LATER, "--apply", "--journal",
+               tmp_path / "c.jsonl")
+    assert done.code == 0, done.err
+    converted, after = rows(t, "3", LATER), tree(t)
+    refused = run("undo", journal, "--format", "json")
+    assert refused.code == 1 and "a compaction took" in refused.json()["refused"], refused.out
+    assert tree(t) == after and rows(t, "3", LATER) == converted
+    assert run("undo", tmp_path / "c.jsonl").code == 0
+    assert run("undo", journal).code == 0
+    assert rows(t, "3", LATER) == rows_before
+
+
+def test_a_convert_journal_that_exists_is_refused_before_anything_is_written(tmp_path):
+    t = table(tmp_path)
+    before = tree(t)
+    taken = tmp_path / "j.jsonl"
+    taken.write_text("")
+    src = _source(tmp_path / "src.orc", _row_schema(t), 2, seed=3)
+    done = run("convert", src, "--table", t, *V3, "--write-id", "auto", "--journal", taken)
+    assert done.code == 2 and "exists already" in done.err, done.err
+    assert tree(t) == before and taken.read_text() == ""
+
+
 # ------------------------------------------------------------------------------------------------
 # Random orders of the commands a user runs, on our table and on a copy of a real one: after
 # every command the rows (and their ROW__IDs) are the ones Hive reads, none lost, resurrected or
@@ -750,18 +815,21 @@ def test_random_orders_of_commands_keep_hives_rows(tmp_path_factory, which):
         schema = _row_schema(t)
         rows = _hive_rows(t)
         journals: list[Path] = []
+        added: dict[Path, Counter] = {}  # a convert's journal: the rows it added
         for i, (step, k) in enumerate(steps):
             journal = work / f"j{i}.jsonl"
             where = f"step {i} ({step}) of {steps}"
             if step == "convert":
                 src = _source(work / f"src{i}.orc", schema, 1 + k, seed=i + 1)
                 done = run("convert", src, "--table", t, "--hive-version", "3", "--write-id",
-                           "auto")
+                           "auto", "--journal", journal)
                 assert done.code == 0, (where, done.err)
                 after = _hive_rows(t)
-                added = Counter(after) - Counter(rows)
-                assert sum(added.values()) == 1 + k and not Counter(rows) - Counter(after), where
+                added[journal] = Counter(after) - Counter(rows)
+                assert sum(added[journal].values()) == 1 + k and \
+                    not Counter(rows) - Counter(after), where
                 rows = after
+                journals.append(journal)
                 continue
             if step == "export":  # the Iceberg table follows whatever came before
                 done = run("export", t, "--to", "iceberg", "--catalog", work / "lake",
@@ -782,10 +850,13 @@ def test_random_orders_of_commands_keep_hives_rows(tmp_path_factory, which):
                            journal)
                 assert done.code in (0, 1), (where, done.err)
             elif journals:  # undo of any earlier journal: done, or refused changing nothing
-                done = run("undo", journals.pop(k % len(journals)))
+                undone = journals.pop(k % len(journals))
+                done = run("undo", undone)
                 assert done.code in (0, 1), (where, done.out, done.err)
                 if done.code == 1:
                     assert "undo refused" in done.out + done.err, (where, done.out, done.err)
+                elif undone in added:  # a convert's undone: exactly its rows are gone
+                    rows = sorted((Counter(rows) - added[undone]).elements())
             if journal.exists():
                 journals.append(journal)
             assert _hive_rows(t) == rows, where

@@ -285,7 +285,7 @@ FAULTS = [
     ("acidtool.io.metastore.Metastore.allocate_write_id", MetastoreError("no write id"), 2),
     ("acidtool.commands.convert.delta.write_files", KeyboardInterrupt(), 130),
     ("acidtool.commands.convert.delta.write_files", "Terminated", 143),
-    ("acidtool.commands.convert.delta._rename", OSError(5, "I/O error"), 2),
+    ("acidtool.io.journal.rename", OSError(5, "I/O error"), 2),  # the commit
     ("acidtool.io.metastore.Metastore.add_partition", MetastoreError("no partition"), 2),
     ("acidtool.io.metastore.Metastore.commit_txn", MetastoreError("commit refused"), 2),
     ("acidtool.io.metastore.Metastore.commit_txn", KeyboardInterrupt(), 130),

@@ -554,4 +554,8 @@ def convert_summary_text(target: str, doc: dict) -> str:
     lines += [f"  {name}: {count(rows, 'row')}" for name, rows in doc["files"].items()]
     if doc["manifest"]:
         lines.append(f"  sources moved; manifest: {doc['manifest']}")
+    if doc.get("journal"):
+        lines.append(f"journal: {doc['journal']} (`acidtool undo {doc['journal']}` takes the "
+                     "delta back out" + ("; the moved sources stay where they are)"
+                                         if doc["manifest"] else ")"))
     return "\n".join(lines)

@@ -46,6 +46,10 @@ _MOVE_SOURCES_TO = typer.Option(None, "--move-sources", help="After the "
 _VERBOSE = typer.Option(False, "--verbose", "-v", help="With --spark: show Spark's "
                         "own log (WARN and up) on the console; without it, it goes "
                         "to a file in the temporary directory.")
+_JOURNAL = typer.Option(None, "--journal", help="The journal file (local; "
+                        "`acidtool undo FILE` takes the delta back out). Default: "
+                        "~/.local/state/acidtool/journals/convert-RUN.jsonl "
+                        "($ACIDTOOL_STATE_DIR moves it).")
 _FMT = typer.Option(Format.text, "--format",
                     help="The summary as text or json.")
 
@@ -73,6 +77,7 @@ def convert_command(
     spark: bool = typer.Option(False, "--spark", help="Run as a PySpark job."),
     master: Optional[str] = MASTER,
     verbose: bool = _VERBOSE,
+    journal: Optional[str] = _JOURNAL,
     fmt: Format = _FMT,
 ) -> None:
     """Re-wrap raw ORC into a delta directory exactly as Hive writes an INSERT.
@@ -98,6 +103,9 @@ def convert_command(
     transaction; any failure, SIGINT or SIGTERM aborts it and leaves the table as it was. The
     table's bucketing and columns are the metastore's unless given.
 
+    The commit is journaled: `acidtool undo JOURNAL` takes the delta back out (refused once a
+    compaction has taken it in, or a later write changed its rows).
+
     Exit status: 0 committed (or planned, with --dry-run); 1 a failure while writing (nothing
     committed); 2 a problem found before writing (bad source, schema, write id, option), or the
     metastore unreachable or refusing.
@@ -112,7 +120,8 @@ def convert_command(
         bucket_by=tuple(c.strip() for c in (bucket_by or "").split(",") if c.strip()),
         bucketing_version=bucketing_version, max_file_rows=max_file_rows, schema=schema,
         by_position=by_position, move_sources=move_sources_to,
-        allow_duplicates=allow_duplicates, insert_only=insert_only, metastore=metastore)
+        allow_duplicates=allow_duplicates, insert_only=insert_only, metastore=metastore,
+        journal=journal)
     result = convert(sources, opts, dry_run=dry_run, spark=spark, master=master, verbose=verbose,
                      progress=_progress_rows() if sys.stderr.isatty() else None)
     planned = result.summary is None

@@ -114,6 +114,14 @@ def remove_empty_scratch(records: list[dict]) -> None:
                         pass
 
 
+def held_by_another(journal: str, records: list[dict]) -> str:
+    """What a writer says when the dead holder of the table's lock was another command's run
+    (``finish_stale``'s ``refused`` of the writers that name no command of their own)."""
+    what = records[0].get("command", "writer") if records else "writer"
+    return (f"an interrupted {what} (journal {journal}) holds this table's lock: finish or "
+            f"undo it first (`acidtool undo {journal}`)")
+
+
 def finish_stale(lock: TableLock, command: str, refused: Callable[[str, list[dict]], str],
                  by: str) -> None:
     """Roll back the unfinished run of ``command`` whose holder died with this table's lock

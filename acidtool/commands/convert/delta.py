@@ -15,6 +15,7 @@ Hive's hash picks. Row ids run 0..n-1 in every file.
 
 from __future__ import annotations
 
+import hashlib
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -54,8 +55,9 @@ from ...io.fs import (
     list_tree,
     resolve,
 )
-from ...io.journal import fault_point
+from ...io.journal import PlaceDir, Scratch, fault_point
 from ...io.orc import fragment_batches, is_acid_schema, open_orc, orc_fragment
+from ...io.recovery import held_by_another
 from .schema import map_schema, require_table_fit
 from .sources import (
     SOURCES_FILE,
@@ -104,6 +106,7 @@ class ConvertOptions:
     # a metastore (thrift://HOST:PORT): --table may name the table, and --write-id auto
     # writes inside a transaction of its (convert_txn)
     metastore: str | None = None
+    journal: str | None = None  # the run's journal (None: the state directory's)
 
     def __post_init__(self) -> None:
         if self.hive_version is None and not self.metastore:
@@ -389,6 +392,7 @@ class Summary:
     moved: list[dict] = field(default_factory=list)
     manifest: str | None = None
     transaction: int | None = None  # the metastore transaction that committed it
+    journal: str | None = None  # the run's journal (``acidtool undo`` takes the delta back)
 
     @property
     def rows(self) -> int:
@@ -398,7 +402,7 @@ class Summary:
         out = {"directory": self.directory, "write_id": self.write_id, "files": self.files,
                "rows": sum(self.files.values()), "bytes": self.bytes,
                "elapsed_seconds": round(self.elapsed, 3), "moved_sources": self.moved,
-               "manifest": self.manifest}
+               "manifest": self.manifest, "journal": self.journal}
         if self.transaction is not None:
             out["transaction"] = self.transaction
         return out
@@ -435,7 +439,7 @@ def write_files(p: Plan, progress: Callable[[int], None] | None = None
 
 
 # Writes the bucket files into the staging directory it is given; returns name -> (rows, bytes).
-StagedWriter = Callable[[Location], "dict[str, tuple[int, int]]"]
+StagedWriter = Callable[[Location], "dict[str, tuple[int, int, str]]"]
 
 
 def commit(p: Plan, files: dict[str, tuple[bytes, int]] | StagedWriter, started: float,
@@ -451,37 +455,48 @@ def commit(p: Plan, files: dict[str, tuple[bytes, int]] | StagedWriter, started:
     staged = staging.child(p.directory)
     final = p.target.child(p.directory)
     summary = Summary(p.directory, p.write_id)
+    digests: dict[str, str] = {}  # a bucket file's SHA-256, for the journal
     try:
         fs.create_dir(staged.path, recursive=True)
         if callable(files):
-            for name, (rows, size) in sorted(files(staged).items()):
+            for name, (rows, size, digest) in sorted(files(staged).items()):
                 summary.files[name] = rows
                 summary.bytes += size
+                digests[name] = digest
         else:
             for name, (data, rows) in files.items():
                 with fs.open_output_stream(staged.join(name)) as out:
                     out.write(data)
                 summary.files[name] = rows
                 summary.bytes += len(data)
+                digests[name] = hashlib.sha256(data).hexdigest()
         if o.version.writes_acid_version and not o.insert_only:
             with fs.open_output_stream(staged.join(ACID_VERSION_FILE)) as out:
                 out.write(b"2")
         if p.fingerprints:
             with fs.open_output_stream(staged.join(SOURCES_FILE)) as out:
                 out.write(record(p.sources, p.fingerprints, p.write_id))
+        place = PlaceDir(staged, final, _hashes(staged, digests))
         fault_point()  # everything staged
-        with Commit(p.target, "convert", wait=LOCK_WAIT):
+        # (a convert killed between its journal's start and its end is rolled back by the
+        # next one, first; `acidtool undo JOURNAL` takes a finished one back)
+        with Commit(p.target, "convert", wait=LOCK_WAIT, recover=(held_by_another, "convert")) as run:
             fault_point()  # locked
             _guard(p, final)
             raise_if_terminated()  # a SIGTERM whose exception Python dropped still stops us
+            require_inside(table_of(p.target), final, what="the commit")
+            summary.journal = _journal(run, p)
+            # (the staging directory, made before: undone, it goes with what it holds)
+            run.steps({"a1": [Scratch(staging), place]})
             try:
-                require_inside(table_of(p.target), final, what="the commit")
-                _rename(fs, staged.path, final.path)
+                with run.action("a1", swallow=False) as action:
+                    action.take([place], shield=True, journaled=True)
             except OSError:
                 if kind_of(final) != "missing" and kind_of(staged) != "missing":
                     raise ConvertError(_raced(p, final)) from None
                 raise
             fault_point()  # committed, the lock still held
+            run.end()
     except BaseException as exc:
         # The rename is the commit: whether it happened is read from the filesystem, so that
         # an interruption between it and the next line is told right.
@@ -535,9 +550,27 @@ def what_failed(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
-def _rename(fs, src: str, dst: str) -> None:
-    """The commit: one directory rename (atomic on HDFS and local disks; object stores copy)."""
-    fs.move(src, dst)
+def _journal(run: Commit, p: Plan) -> str:
+    """The run's journal begun (``acidtool undo`` takes the delta back out): its path."""
+    from ...io.journal import JOURNAL_VERSION, default_journal, new_run_id
+
+    run_id = new_run_id()
+    path = p.options.journal or default_journal("convert", run_id)
+    run.begin(path, record="begin", version=JOURNAL_VERSION, run=run_id,
+              path=table_of(p.target).url, quarantine="",
+              hive_version=str(p.options.version), command="convert",
+              write_id=p.write_id)
+    return path
+
+
+def _hashes(staged: Location, known: dict[str, str]) -> tuple[tuple[str, str], ...]:
+    """Each staged file's SHA-256 (undo leaves a delta whose files changed): the bucket
+    files' as they were written (``known``), the others' (a few bytes each) read."""
+    from ...io.fileops import list_names
+    from ...io.journal import sha256_of
+
+    return tuple(sorted((name, known.get(name) or sha256_of(staged.child(name)) or "")
+                        for name in list_names(staged)))
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,11 @@ them all (no module imports back the one that imports it, at any depth).
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Callable, Sequence
 
-from ...core.errors import AfterCommitError, Interrupted, OrcReadError
+from ...core.errors import AfterCommitError, Interrupted, OrcReadError, UsageError
 from .delta import (
     ConvertOptions,
     ConvertResult,
@@ -34,6 +35,9 @@ def convert(source_patterns: Sequence[str], opts: ConvertOptions, *, dry_run: bo
     the sources if asked. ``progress(rows done, rows in all)`` is told as rows are written. With
     a metastore, ``--write-id auto`` writes inside a transaction of its (``convert_txn``)."""
     started = time.perf_counter()
+    if opts.journal and not dry_run and os.path.lexists(opts.journal):  # (before writing)
+        raise UsageError(f"--journal {opts.journal}: exists already; a journal records one "
+                         "run (give a new file, or leave --journal out)")
     if opts.metastore:
         from .txn import convert_in_transaction, for_metastore
 

@@ -180,23 +180,27 @@ def _check_row_ids(rows: pa.Array, first: int, bucket: int) -> None:
         raise RuntimeError(f"rows of bucket {bucket} reached the writer out of order")
 
 
-def _finish(loc: Location, writer: BucketWriter) -> tuple[str, int, int]:
-    """Finish a bucket file and write it into ``loc``: (name, rows, bytes)."""
+def _finish(loc: Location, writer: BucketWriter) -> tuple[str, int, int, str]:
+    """Finish a bucket file and write it into ``loc``: (name, rows, bytes, SHA-256: the
+    commit's journal records it, and the driver need not read the file back for it)."""
+    import hashlib
+
     name = writer.fmt.file_name(writer.bucket_id)
     data = writer.finish()
     with loc.fs.open_output_stream(loc.join(name)) as out:
         out.write(data)
-    return name, writer.rows, len(data)
+    return name, writer.rows, len(data), hashlib.sha256(data).hexdigest()
 
 
-_RESULT = pa.schema([("name", pa.string()), ("rows", pa.int64()), ("bytes", pa.int64())])
+_RESULT = pa.schema([("name", pa.string()), ("rows", pa.int64()), ("bytes", pa.int64()),
+                     ("sha256", pa.string())])
 
 
 def _group_task(plan: Plan, into: str):
     """The function each task runs for its groups of sources (unbucketed tables)."""
     options, write_id, mapping, schema = plan.options, plan.write_id, plan.mapping, plan.schema
 
-    def task(groups: Iterator[tuple[list[str], int]]) -> Iterator[tuple[str, int, int]]:
+    def task(groups: Iterator[tuple[list[str], int]]) -> Iterator[tuple[str, int, int, str]]:
         loc = resolve(into)
         for sources, first_bucket in groups:
             group = GroupWriter(options, write_id, first_bucket)
@@ -209,40 +213,41 @@ def _group_task(plan: Plan, into: str):
     return task
 
 
-def _collect(results, plan: Plan, staged: Location) -> dict[str, tuple[int, int]]:
-    """name -> (rows, bytes) of the files the tasks wrote."""
-    written: dict[str, tuple[int, int]] = {}
-    for name, rows, size in results:
+def _collect(results, plan: Plan, staged: Location) -> dict[str, tuple[int, int, str]]:
+    """name -> (rows, bytes, SHA-256) of the files the tasks wrote."""
+    written: dict[str, tuple[int, int, str]] = {}
+    for name, rows, size, digest in results:
         if name in written:
             raise RuntimeError(f"Spark wrote {name} twice")
-        written[name] = (rows, size)
+        written[name] = (rows, size, digest)
     if not written:  # no rows: Hive's writers still leave an (empty) bucket file
-        name, rows, size = _finish(staged, BucketWriter(plan.options.file_format, plan.write_id, 0,
-                                                        plan.schema))
-        written[name] = (rows, size)
+        name, rows, size, digest = _finish(staged, BucketWriter(
+            plan.options.file_format, plan.write_id, 0, plan.schema))
+        written[name] = (rows, size, digest)
     return written
 
 
-def _write_groups(spark, plan: Plan, staged: Location) -> dict[str, tuple[int, int]]:
+def _write_groups(spark, plan: Plan, staged: Location) -> dict[str, tuple[int, int, str]]:
     groups = [([_ref(plan.sources[i].loc) for i in g.sources], g.first_bucket)
               for g in plan.groups]
     tasks = spark.sparkContext.parallelize(groups, max(1, len(groups)))
     return _collect(tasks.mapPartitions(_group_task(plan, _ref(staged))).collect(), plan, staged)
 
 
-def _write_rows(plan: Plan, placed, staged: Location) -> dict[str, tuple[int, int]]:
-    """Write the rows of a DataFrame from _placed; name -> (rows, bytes)."""
+def _write_rows(plan: Plan, placed, staged: Location) -> dict[str, tuple[int, int, str]]:
+    """Write the rows of a DataFrame from _placed; name -> (rows, bytes, SHA-256)."""
     columns = [f.name for f in plan.schema]
     task = _writer_task(plan.options, plan.write_id, _ref(staged), columns)
-    rows = placed.mapInArrow(task, "name string, rows long, bytes long").collect()
-    return _collect([(r["name"], r["rows"], r["bytes"]) for r in rows], plan, staged)
+    rows = placed.mapInArrow(task, "name string, rows long, bytes long, sha256 string").collect()
+    return _collect([(r["name"], r["rows"], r["bytes"], r["sha256"]) for r in rows], plan,
+                    staged)
 
 
 def spark_writer(plan: Plan, master: str | None = None, verbose: bool = False):
     """The --spark conversion, as the writer ``convert.commit`` runs into its staging directory:
     ``commit(plan, spark_writer(plan), started)``."""
 
-    def write(staged: Location) -> dict[str, tuple[int, int]]:
+    def write(staged: Location) -> dict[str, tuple[int, int, str]]:
         spark = session(master, verbose)
         if not plan.options.buckets:
             return _write_groups(spark, plan, staged)
@@ -294,7 +299,7 @@ def write_delta(df, table: str, write_id: int, *, schema: str | None = None,
     plan.total_rows = total
     started = time.perf_counter()
 
-    def write(staged: Location) -> dict[str, tuple[int, int]]:
+    def write(staged: Location) -> dict[str, tuple[int, int, str]]:
         with _conf(df.sparkSession, _JOB_CONF):
             return _write_rows(plan, _placed(plan, ordered), staged)
 

@@ -51,6 +51,7 @@ from ...io.journal import (
     fault_point,
     new_run_id,
 )
+from ...io.recovery import held_by_another
 from ...table.target import Target
 
 ACID = ("operation", "originalTransaction", "bucket", "rowId", "currentTransaction")
@@ -135,7 +136,7 @@ def write_changes(target: Target, write_id: int, deleted: pa.Table, inserted: pa
     run_id = new_run_id()
     journal = default_journal("dml", run_id)
     # a change killed half way (between its renames) is rolled back by the next one, first
-    with Commit(root, "dml", wait=LOCK_WAIT, recover=(_refused, "change")) as run:
+    with Commit(root, "dml", wait=LOCK_WAIT, recover=(held_by_another, "change")) as run:
         require_new_write_id(target, write_id)  # again, under the lock
         run.begin(journal, record="begin", version=JOURNAL_VERSION, run=run_id, path=root.url,
                   quarantine="", hive_version=str(target.snapshot.hive_version),
@@ -156,11 +157,6 @@ def write_changes(target: Target, write_id: int, deleted: pa.Table, inserted: pa
     result.journal = journal
     result.directories = [p.dst.url for p in places]
     return result
-
-
-def _refused(journal: str, records: list[dict]) -> str:
-    return (f"an interrupted {records[0].get('command', 'writer')} (journal {journal}) holds "
-            f"this table's lock: finish or undo it first (`acidtool undo {journal}`)")
 
 
 def _rows(table: pa.Table | None, part: str) -> pa.Table | None:
