@@ -565,6 +565,40 @@ def test_convert_killed_at_each_fault_point_commits_its_rows_once(tmp_path):
         assert not (root / ".acidtool-lock").exists()
 
 
+def test_a_convert_killed_mid_commit_is_not_resumed_by_repair_as_its_own(tmp_path):
+    """A convert killed with its commit in flight (journaled, not recorded done) leaves the
+    table's lock naming its journal. repair --apply took it for an interrupted repair's and
+    went on writing its own run into it; now it is refused, naming the convert, until undo
+    rolls the convert back (the table then as it was). (One killed before its steps or after
+    its commit's record has nothing in flight: the next writer takes the lock over.)"""
+    land = tmp_path / "land"
+    land.mkdir()
+    (land / "a.orc").write_bytes(RAW)
+    found = 0
+    for n in range(1, 20):
+        root = build(tmp_path / f"t{n}", BASE)
+        before, state = tree(root), tmp_path / f"s{n}"
+        killed = acidtool("convert", land / "a.orc", "--table", root, "--write-id", "auto",
+                          state=state, kill_at=n)
+        if killed.returncode != -9:
+            assert killed.returncode == 0, killed.stderr
+            break
+        lock = root / ".acidtool-lock"
+        journal = json.loads(lock.read_text()).get("journal") if lock.exists() else None
+        records = [json.loads(line) for line in Path(journal).read_text().splitlines()
+                   if line.strip()] if journal and Path(journal).exists() else []
+        kinds = [r["record"] for r in records]
+        if "steps" not in kinds or "done" in kinds:  # nothing in flight: taken over
+            continue
+        found += 1
+        other = acidtool("repair", root, "--apply", state=state)
+        assert other.returncode == 2 and "interrupted convert" in other.stderr, other.stderr
+        undone = acidtool("undo", journal, state=state)
+        assert undone.returncode == 0, undone.stderr
+        assert tree(root) == before, f"convert killed at fault point {n}, then undone"
+    assert found >= 2
+
+
 def test_undo_waits_for_no_one_a_live_writer_holds_the_table(tmp_path):
     root = build(tmp_path / "t", {**BASE, "part-0000.orc": RAW})
     doc = run("repair", root, "--write-id", "2", "--apply", "--format", "json").json()

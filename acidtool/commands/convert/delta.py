@@ -235,9 +235,11 @@ def existing_deltas(target: Location, write_id: int, statement: int,
     return clashes
 
 
-def plan(source_patterns: Sequence[str | Location], opts: ConvertOptions) -> Plan:
+def plan(source_patterns: Sequence[str | Location], opts: ConvertOptions, *,
+         settle: bool = False) -> Plan:
     """The conversion of the sources (the user's patterns; a ``Location`` is taken as the one
-    file it names, never globbed), with every check that can be made before writing."""
+    file it names, never globbed), with every check that can be made before writing;
+    ``settle``: a convert killed with its commit in flight is rolled back first."""
     table = resolve(opts.table)
     kind = kind_of(table)
     if kind == "file":
@@ -267,6 +269,8 @@ def plan(source_patterns: Sequence[str | Location], opts: ConvertOptions) -> Pla
             raise UsageError(f"--bucket-by: no column {', '.join(map(repr, missing))}")
         for c in opts.bucket_by:
             kinds.append(bucket_kind_of(names[c.lower()].type))
+    if settle:
+        _settle(target)
     # One listing of the target serves every check below (a remote table: one round trip).
     listed = _listed(target)
     write_id = parse_write_id(opts.write_id, table, listed if target is table else None)
@@ -485,7 +489,7 @@ def commit(p: Plan, files: dict[str, tuple[bytes, int]] | StagedWriter, started:
             _guard(p, final)
             raise_if_terminated()  # a SIGTERM whose exception Python dropped still stops us
             require_inside(table_of(p.target), final, what="the commit")
-            summary.journal = _journal(run, p)
+            summary.journal = _journal(run, p, staging)
             # (the staging directory, made before: undone, it goes with what it holds)
             run.steps({"a1": [Scratch(staging), place]})
             try:
@@ -550,8 +554,22 @@ def what_failed(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
-def _journal(run: Commit, p: Plan) -> str:
-    """The run's journal begun (``acidtool undo`` takes the delta back out): its path."""
+def _settle(target: Location) -> None:
+    """A convert killed with its commit in flight (its delta renamed in, the journal not
+    saying so) left the table's lock: rolled back now, before the checks, which would take
+    its delta for the sources' rows converted already. Another writer's interrupted run is
+    refused here, before anything is written, as at the commit."""
+    from ...io.lock import LOCK_FILE
+
+    if kind_of(table_of(target).child(LOCK_FILE)) == "file":
+        with Commit(target, "convert", wait=LOCK_WAIT, recover=(held_by_another, "convert")):
+            pass
+
+
+def _journal(run: Commit, p: Plan, staging: Location) -> str:
+    """The run's journal begun (``acidtool undo`` takes the delta back out): its path. It
+    names the staging directory from its first record: undo of a run killed before it
+    journaled its steps removes it."""
     from ...io.journal import JOURNAL_VERSION, default_journal, new_run_id
 
     run_id = new_run_id()
@@ -559,7 +577,7 @@ def _journal(run: Commit, p: Plan) -> str:
     run.begin(path, record="begin", version=JOURNAL_VERSION, run=run_id,
               path=table_of(p.target).url, quarantine="",
               hive_version=str(p.options.version), command="convert",
-              write_id=p.write_id)
+              write_id=p.write_id, scratch=staging.url)
     return path
 
 

@@ -51,7 +51,7 @@ def convert(source_patterns: Sequence[str], opts: ConvertOptions, *, dry_run: bo
             if opts.move_sources and result.summary is not None:
                 _move(result.plan, result.summary, opts)
             return result
-    p = plan(source_patterns, opts)
+    p = plan(source_patterns, opts, settle=not dry_run)
     if spark:
         from .spark import spark_usable
 

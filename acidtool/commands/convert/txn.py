@@ -109,7 +109,7 @@ def convert_in_transaction(source_patterns, opts, info: TableInfo, url: str, *, 
     from .delta import ConvertResult, commit, plan, write_files
 
     started = time.perf_counter()
-    p = plan(source_patterns, opts)  # every check, with a provisional write id
+    p = plan(source_patterns, opts, settle=not dry_run)  # every check, a provisional write id
     if spark:
         from .spark import spark_usable
 

@@ -70,6 +70,7 @@ from ...io.recovery import (
     ABSORBED,
     CHANGED_LATER,
     changed_since,
+    done_ids,
     finish_interrupted,
     journal_unfinished,
     remove_empty_scratch,
@@ -249,6 +250,14 @@ def _resumable(lock: TableLock, root: Location) -> list[dict] | None:
             f"an interrupted compaction of {records[0].get('path')} (journal {journal}) holds "
             f"this table's lock: run `acidtool compact {records[0].get('path')} --apply` (it "
             f"rolls the interrupted one back first), or `acidtool undo {journal}`")
+    other = records[0].get("command")
+    if other:  # another writer's run (convert, a change, the hiveacid writer): not a repair
+        done = done_ids(records)
+        if all(a["id"] in done for rec in step_records(records) for a in rec["actions"]):
+            return None  # nothing of it in flight (only its end record missing): taken over
+        raise StaleRunRefused(
+            f"an interrupted {other} of {records[0].get('path')} (journal {journal}) holds "
+            f"this table's lock: `acidtool undo {journal}` rolls it back, then repair")
     if records[0].get("path") != root.url:
         raise StaleRunRefused(
             f"an interrupted repair of {records[0].get('path')} (journal {journal}) holds this "
