@@ -556,9 +556,8 @@ def what_failed(exc: BaseException) -> str:
 
 def _settle(target: Location) -> None:
     """A convert killed with its commit in flight (its delta renamed in, the journal not
-    saying so) left the table's lock: rolled back now, before the checks, which would take
-    its delta for the sources' rows converted already. Another writer's interrupted run is
-    refused here, before anything is written, as at the commit."""
+    saying so) left the table's lock: rolled back before the checks, which would take its
+    delta for the sources converted already (another writer's run: refused, as later)."""
     from ...io.lock import LOCK_FILE
 
     if kind_of(table_of(target).child(LOCK_FILE)) == "file":
