@@ -12,7 +12,8 @@ import os
 import time
 from typing import Callable, Sequence
 
-from ...core.errors import AfterCommitError, Interrupted, OrcReadError, UsageError
+from ...core.errors import AfterCommitError, Interrupted, OrcReadError
+from ...io.commit import exclusive_journal
 from .delta import (
     ConvertOptions,
     ConvertResult,
@@ -36,8 +37,7 @@ def convert(source_patterns: Sequence[str], opts: ConvertOptions, *, dry_run: bo
     a metastore, ``--write-id auto`` writes inside a transaction of its (``convert_txn``)."""
     started = time.perf_counter()
     if opts.journal and not dry_run and os.path.lexists(opts.journal):  # (before writing)
-        raise UsageError(f"--journal {opts.journal}: exists already; a journal records one "
-                         "run (give a new file, or leave --journal out)")
+        exclusive_journal(opts.journal)  # refused: one run's journal
     if opts.metastore:
         from .txn import convert_in_transaction, for_metastore
 
