@@ -143,12 +143,34 @@ def test_spark_says_it_is_starting_on_a_terminal_only(tmp_path):
         pytest.skip(java_problem())
     t = build(tmp_path / "t", delta("delta_0000001_0000001_0000", acid(events(1))))
     args = ["ls", tmp_path, "-r", "--spark", "--master", "local[1]"]
+    temp = tmp_path.parent / f"{tmp_path.name}-tmp"
+    temp.mkdir()
     piped = subprocess.run([sys.executable, "-m", "acidtool", *map(str, args)],
-                           capture_output=True, text=True, timeout=300)
+                           capture_output=True, text=True, timeout=300,
+                           env={**os.environ, "TMPDIR": str(temp)})
     assert piped.returncode in (0, 1) and "starting Spark" not in piped.stderr
+    assert not list(temp.glob("acidtool-spark-*.log"))  # the JVM's quiet log is not left
     out = _on_a_terminal(args)
     assert b"acidtool: starting Spark (local[1])..." in out
     assert t.name.encode() in out
+
+
+@pytest.mark.parametrize("lines, kept", [
+    (["WARNING: Using incubator modules", "26/11/29 WARN Utils: hostname resolves to 127.0.0.1"],
+     False),
+    ([], False),
+    (["26/11/29 06:09:54 ERROR Executor: Exception in task 0.0"], True),
+    (["java.lang.OutOfMemoryError: Java heap space", "\tat org.apache.spark.Foo"], True),
+    (["py4j.protocol.Py4JJavaError: An error occurred", "Caused by: java.io.IOException"], True),
+])
+def test_the_jvms_log_is_removed_at_exit_unless_it_holds_an_error(tmp_path, lines, kept):
+    from acidtool.io import spark
+
+    log = tmp_path / "acidtool-spark-x.log"
+    log.write_text("".join(line + "\n" for line in lines))
+    spark._drop_quiet_log(str(log))
+    assert log.exists() == kept
+    spark._drop_quiet_log(str(tmp_path / "gone.log"))  # no error for a log removed already
 
 
 def _on_a_terminal(args: list) -> bytes:

@@ -73,11 +73,26 @@ def session(master: str | None = None, verbose: bool = False):
 
 
 def _spark_log() -> str:
+    """A new temporary file for the JVM's output, removed when this process ends unless it
+    holds an error (a session of every run would otherwise leave one behind each time)."""
+    import atexit
     import tempfile
 
     fd, path = tempfile.mkstemp(prefix="acidtool-spark-", suffix=".log")
     os.close(fd)
+    atexit.register(_drop_quiet_log, path)
     return path
+
+
+def _drop_quiet_log(path: str) -> None:
+    """Remove ``path`` unless it holds an error (an ERROR line, an exception, a Java error):
+    kept for a person to read."""
+    try:
+        with open(path, "rb") as log:
+            if not any(word in line for line in log for word in (b"ERROR", b"Error", b"Exception")):
+                os.unlink(path)
+    except OSError:
+        pass
 
 
 @contextlib.contextmanager
