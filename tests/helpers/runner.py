@@ -12,6 +12,8 @@ from pathlib import Path
 
 from acidtool.cli.main import main
 
+from . import zygote
+
 
 @dataclass
 class Result:
@@ -59,13 +61,13 @@ def run_imports(module: str, *args: str | Path) -> tuple[Result, bool]:
 
 def acidtool_process(*args, state: Path, kill_at: int | None = None
                      ) -> subprocess.CompletedProcess:
-    """``acidtool ARGS`` in a process of its own, its journals in ``state``; ``kill_at``: the
-    process kills itself (SIGKILL) at its N-th fault point (ACIDTOOL_KILL_AT)."""
+    """``acidtool ARGS`` in a process of its own (forked from one that imported acidtool:
+    ``helpers/zygote.py``), its journals in ``state``; ``kill_at``: the process kills itself
+    (SIGKILL) at its N-th fault point (ACIDTOOL_KILL_AT)."""
     import os
 
     env = {**os.environ, "ACIDTOOL_STATE_DIR": str(state)}
     env.pop("ACIDTOOL_KILL_AT", None)
     if kill_at is not None:
         env["ACIDTOOL_KILL_AT"] = str(kill_at)
-    return subprocess.run([sys.executable, "-m", "acidtool", *map(str, args)], env=env,
-                          capture_output=True, text=True, timeout=120)
+    return zygote.run([str(a) for a in args], env, timeout=120)
