@@ -703,6 +703,37 @@ def test_undo_of_a_convert_takes_its_delta_back_out_from_any_directory(tmp_path,
     assert len(rows(t, "3", LATER)) == len(rows_before) + 3
 
 
+def test_undo_of_a_convert_that_moved_its_sources_says_where_they_are(tmp_path,
+                                                                      monkeypatch):
+    """--move-sources moves the sources out of the landing zone after the commit, outside
+    the table: undo takes the delta out and names where the sources are (from any
+    directory), so that the load can be made again once they are back."""
+    t = table(tmp_path)
+    before = tree(t)
+    (tmp_path / "land").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    src = _source(tmp_path / "land" / "a.orc", _row_schema(t), 2, seed=5)
+    monkeypatch.chdir(tmp_path)
+    doc = _converted(t, src, "--move-sources", "done")
+    assert not src.exists() and (tmp_path / "done" / "a.orc").exists()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    undone = run("undo", doc["journal"])
+    assert undone.code == 0 and tree(t) == before, undone.out
+    assert undone.out.splitlines()[1:] == [
+        f"the sources this convert moved (--move-sources) are still in {tmp_path / 'done'} "
+        "(its acidtool-manifest-*.jsonl lists them): move them back to load them again"]
+    again = run("undo", doc["journal"], "--format", "json")
+    assert again.code == 0 and again.json()["steps_reversed"] == 0
+    assert again.json()["sources_moved_to"] == str(tmp_path / "done")
+    (tmp_path / "done" / "a.orc").rename(src)
+    second = _converted(t, src)
+    assert second["rows"] == 2  # not "converted already"
+    plain = run("undo", second["journal"])
+    assert plain.code == 0 and len(plain.out.splitlines()) == 1, plain.out
+    assert run("undo", second["journal"], "--format", "json").json()["sources_moved_to"] is None
+    assert tree(t) == before
+
+
 @pytest.mark.parametrize("kind", ["--major", "--minor"])
 def test_undo_of_a_convert_a_compaction_took_in_is_refused(tmp_path, kind):
     t = table(tmp_path)

@@ -96,8 +96,11 @@ def undo_text(result) -> str:
         return (f"{display(result.path)}: nothing to restore (every step the journal records "
                 f"is reversed already); journal {display(result.journal)}")
     if result.ok:
+        moved = (f"\nthe sources this convert moved (--move-sources) are still in "
+                 f"{display(result.sources_moved_to)} (its acidtool-manifest-*.jsonl lists "
+                 "them): move them back to load them again") if result.sources_moved_to else ""
         return (f"{display(result.path)}: restored ({count(result.reversed, 'journaled step')} "
-                f"reversed); journal {display(result.journal)}")
+                f"reversed); journal {display(result.journal)}{moved}")
     if result.refused:
         return "\n".join([f"{display(result.path)}: undo refused, nothing was changed: "
                           f"{result.refused}:", *[f"  {display(p)}" for p in result.problems]])

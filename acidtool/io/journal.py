@@ -145,7 +145,7 @@ def read_journal(path: str | Path) -> list[dict]:
 
 
 # the keys of a journal's records that hold a path: the begin record's, and its steps'
-_BEGIN_PATHS = ("path", "quarantine", "scratch")
+_BEGIN_PATHS = ("path", "quarantine", "scratch", "sources_moved_to")
 _STEP_PATHS = ("path", "src", "dst", "target", "staged", "keep")
 
 

@@ -425,6 +425,7 @@ class UndoResult:
     reversed: int  # steps that changed something
     problems: list[str]
     refused: str = ""  # why nothing was done: a precondition of the undo does not hold
+    sources_moved_to: str = ""  # a convert's --move-sources: where its sources still are
 
     @property
     def ok(self) -> bool:
@@ -433,7 +434,7 @@ class UndoResult:
     def as_dict(self) -> dict:
         return {"journal": self.journal, "path": self.path, "restored": self.ok,
                 "refused": self.refused or None, "steps_reversed": self.reversed,
-                "problems": self.problems}
+                "problems": self.problems, "sources_moved_to": self.sources_moved_to or None}
 
 
 def _rolled_back(records: list[dict]) -> bool:
@@ -493,7 +494,10 @@ def undo(journal_path: str) -> UndoResult:
             return UndoResult(str(journal_path), root.url, 0, problems,
                               _refusal(steps, problems))
         count, problems = _undo_steps(steps, journal_path, run)
-        return UndoResult(str(journal_path), root.url, count, problems)
+        # (convert moved its sources out of the landing zone after its commit, outside the
+        # table: undo puts back only the table, and says where they are)
+        return UndoResult(str(journal_path), root.url, count, problems,
+                          sources_moved_to=records[0].get("sources_moved_to") or "")
 
 
 def _early_scratch(records: list[dict], root: Location) -> list[Step]:
