@@ -573,7 +573,7 @@ def _journal(run: Commit, p: Plan, staging: Location) -> str:
 
     run_id = new_run_id()
     path = p.options.journal or default_journal("convert", run_id)
-    moved = {"sources_moved_to": p.moves[0].url.rsplit("/", 1)[0]} if p.moves else {}
+    moved: dict = {"sources_moved_to": p.moves[0].url.rsplit("/", 1)[0]} if p.moves else {}
     run.begin(path, record="begin", version=JOURNAL_VERSION, run=run_id,
               path=table_of(p.target).url, quarantine="", hive_version=str(p.options.version),
               command="convert", write_id=p.write_id, scratch=staging.url, **moved)
