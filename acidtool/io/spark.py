@@ -52,12 +52,14 @@ def session(master: str | None = None, verbose: bool = False):
     if sys.stderr.isatty():  # the JVM's start takes seconds, and says nothing (its log is aside)
         sys.stderr.write(f"acidtool: starting Spark ({master or 'local[*]'})...\n")
         sys.stderr.flush()
+    from .classcache import driver_options
+
     options = "--add-opens=java.base/java.net=ALL-UNNAMED"
     builder = (SparkSession.builder.appName("acidtool convert")
                .master(master or "local[*]")
                .config("spark.ui.enabled", "false")
                .config("spark.ui.showConsoleProgress", "false")
-               .config("spark.driver.extraJavaOptions", options)
+               .config("spark.driver.extraJavaOptions", f"{options} {driver_options()}")
                .config("spark.executor.extraJavaOptions", options))
     if (master or "local").startswith("local"):
         # Local workers run this interpreter, which has acidtool and pyarrow (Spark would
@@ -66,7 +68,7 @@ def session(master: str | None = None, verbose: bool = False):
     if verbose:
         spark = builder.getOrCreate()
     else:
-        with _stderr_to(_spark_log()):
+        with _output_to(_spark_log()):
             spark = builder.getOrCreate()  # the JVM it starts keeps the log as its stderr
     spark.sparkContext.setLogLevel("WARN" if verbose else "ERROR")
     return spark
@@ -96,17 +98,22 @@ def _drop_quiet_log(path: str) -> None:
 
 
 @contextlib.contextmanager
-def _stderr_to(path: str):
-    """File descriptor 2 points at ``path`` inside the block (for the processes it starts)."""
+def _output_to(path: str):
+    """File descriptors 1 and 2 point at ``path`` inside the block, for the processes it
+    starts: the JVM writes nothing for a person, and a pipe reading acidtool's output must
+    not wait for a JVM still writing its class archive after acidtool ended."""
+    sys.stdout.flush()
     sys.stderr.flush()
-    saved = os.dup(2)
+    saved = [os.dup(1), os.dup(2)]
     with open(path, "ab") as log:
+        os.dup2(log.fileno(), 1)
         os.dup2(log.fileno(), 2)
     try:
         yield
     finally:
-        os.dup2(saved, 2)
-        os.close(saved)
+        for fd, old in zip((1, 2), saved):
+            os.dup2(old, fd)
+            os.close(old)
 
 
 def input_files(frame, like: Collection[str | None] = ()) -> set[str]:
