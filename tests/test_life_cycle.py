@@ -594,6 +594,34 @@ def test_a_hive_2_compaction_of_copy_n_originals_is_refused(tmp_path):
     assert len({json.dumps(r["ROW__ID"], sort_keys=True) for r in rows}) == 6
 
 
+@pytest.mark.parametrize("original", ["000000_0", "p=1/000001_0_copy_1"])
+def test_convert_into_a_table_of_original_files_takes_their_columns(tmp_path, original):
+    """A table converted to ACID whose only data are its original files (nothing written
+    since) has their columns: a source of other types is refused as for a table of deltas
+    (before, it was taken, and the table then held two schemas that read would not mix)."""
+    import pyarrow as pa
+    import pyarrow.orc as orc
+
+    t = tmp_path / "t"
+    (t / original).parent.mkdir(parents=True)
+    orc.write_table(pa.table({"id": pa.array([1], pa.int32()), "name": ["a"]}),
+                    str(t / original))
+    (t / "p=1" / "_dropped_by_a_tool").parent.mkdir(exist_ok=True)
+    orc.write_table(pa.table({"x": pa.array([1.5])}), str(t / "p=1" / "_dropped_by_a_tool"))
+    before = tree(t)
+    part = ["--partition", "p=1"] if original.startswith("p=1") else []
+    wide = tmp_path / "wide.orc"
+    orc.write_table(pa.table({"id": pa.array([3], pa.int64()), "name": ["c"]}), str(wide))
+    refused = run("convert", wide, "--table", t, *V3, "--write-id", "5", *part)
+    assert refused.code == 2 and "do not fit the table" in refused.err, refused.err
+    assert f"{original} holds (id int, name string)" in refused.err, refused.err
+    assert tree(t) == before
+    fits = tmp_path / "fits.orc"
+    orc.write_table(pa.table({"id": pa.array([4], pa.int32()), "name": ["d"]}), str(fits))
+    done = run("convert", fits, "--table", t, *V3, "--write-id", "5", *part)
+    assert done.code == 0, done.err
+
+
 def test_convert_refuses_rows_of_another_schema_and_read_says_why_it_cannot(tmp_path):
     """convert into a table whose files hold other row columns is refused (exit 2, nothing
     written); a table that got such a delta anyway (copied in) is not read as a mix: read

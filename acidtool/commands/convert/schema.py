@@ -7,7 +7,7 @@ import pyarrow as pa
 
 from ...core.errors import AcidToolError, UsageError
 from ...core.listing import PathInfo
-from ...core.names import Base, files_in_acid_dirs, parse_dir_name
+from ...core.names import Base, files_in_acid_dirs, is_hidden, is_original_name, parse_dir_name
 from ...core.orctypes import TypeStringError, struct_fields
 from ...core.versions import HiveVersion
 from ...io.arrowtypes import orc_type_to_arrow
@@ -157,7 +157,8 @@ def require_table_fit(table: Location, schema: pa.Schema, version: HiveVersion |
 
 def _newest_data_file(paths, version: HiveVersion | None) -> PathInfo | None:
     """The data file of the base or insert delta with the highest write id (of any partition),
-    hidden and side files left out."""
+    hidden and side files left out; in a table of original files only (converted to ACID,
+    nothing written since), its last original file named as Hive names them (``000000_0``)."""
     best: tuple[int, str] | None = None
     found = None
     for p, directory in files_in_acid_dirs(paths):
@@ -170,4 +171,9 @@ def _newest_data_file(paths, version: HiveVersion | None) -> PathInfo | None:
         key = (acid.write_id if isinstance(acid, Base) else acid.max_write_id, p.path)
         if best is None or key > best:
             best, found = key, p
+    if found is None:
+        originals = [p for p in paths if not p.is_dir and is_original_name(p.path.rsplit(
+            "/", 1)[-1]) and not any(c.startswith(("base_", "delta_", "delete_delta_")) or
+                                    is_hidden(c) for c in p.path.split("/"))]
+        found = max(originals, key=lambda p: p.path, default=None)
     return found
