@@ -748,17 +748,28 @@ def test_undo_of_a_convert_that_moved_its_sources_says_where_they_are(tmp_path,
     undone = run("undo", doc["journal"])
     assert undone.code == 0 and tree(t) == before, undone.out
     assert undone.out.splitlines()[1:] == [
-        f"the sources this convert moved (--move-sources) are still in {tmp_path / 'done'} "
-        "(its acidtool-manifest-*.jsonl lists them): move them back to load them again"]
+        f"the sources this convert moved (--move-sources) are still in {tmp_path / 'done'}, "
+        "listed in its acidtool-manifest-*.jsonl: move them back, and the manifest aside, to "
+        "load them again"]
     again = run("undo", doc["journal"], "--format", "json")
     assert again.code == 0 and again.json()["steps_reversed"] == 0
     assert again.json()["sources_moved_to"] == str(tmp_path / "done")
     (tmp_path / "done" / "a.orc").rename(src)
-    second = _converted(t, src)
+    manifest = next((tmp_path / "done").glob("acidtool-manifest-*.jsonl"))
+    refused = run("convert", src, "--table", t, *V3, "--write-id", "auto", "--move-sources",
+                  tmp_path / "done")  # (the same delta's name again: its manifest is there)
+    assert refused.code == 2 and f"{manifest.name} exists already" in refused.err
+    manifest.rename(tmp_path / "aside.jsonl")
+    second = _converted(t, src, "--move-sources", tmp_path / "done")
     assert second["rows"] == 2  # not "converted already"
-    plain = run("undo", second["journal"])
+    assert (tmp_path / "done" / "a.orc").exists()
+    assert run("undo", second["journal"]).code == 0
+    assert tree(t) == before
+    src.write_bytes((tmp_path / "done" / "a.orc").read_bytes())
+    third = _converted(t, src)  # no --move-sources: undo says nothing of sources
+    plain = run("undo", third["journal"])
     assert plain.code == 0 and len(plain.out.splitlines()) == 1, plain.out
-    assert run("undo", second["journal"], "--format", "json").json()["sources_moved_to"] is None
+    assert run("undo", third["journal"], "--format", "json").json()["sources_moved_to"] is None
     assert tree(t) == before
 
 

@@ -97,8 +97,9 @@ def undo_text(result) -> str:
                 f"is reversed already); journal {display(result.journal)}")
     if result.ok:
         moved = (f"\nthe sources this convert moved (--move-sources) are still in "
-                 f"{display(result.sources_moved_to)} (its acidtool-manifest-*.jsonl lists "
-                 "them): move them back to load them again") if result.sources_moved_to else ""
+                 f"{display(result.sources_moved_to)}, listed in its acidtool-manifest-*.jsonl: "
+                 "move them back, and the manifest aside, to load them again"
+                 ) if result.sources_moved_to else ""
         return (f"{display(result.path)}: restored ({count(result.reversed, 'journaled step')} "
                 f"reversed); journal {display(result.journal)}{moved}")
     if result.refused:
