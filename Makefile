@@ -31,6 +31,7 @@ install-all: $(BIN)/python
 	@sh scripts/ensure-chromium.sh
 	@$(BIN)/python -m tests.helpers.hivejvm fetch
 	@$(BIN)/python -m tests.helpers.icebergspark fetch
+	@$(BIN)/python -m tests.helpers.spark warm
 
 demo: install
 	rm -rf demo-table

@@ -46,7 +46,7 @@ def test_a_finished_archive_is_taken_and_the_claim_released(cache):
     assert classcache.driver_options() == ""  # still being written (or just finished)
     _aged(part, classcache.SETTLED + 5)
     final = cache / f"spark-{key}.jsa"
-    assert classcache.driver_options() == f"-XX:SharedArchiveFile={final} {classcache.QUIET}"
+    assert classcache.driver_options().startswith(f"-XX:SharedArchiveFile={final} ")
     assert final.read_bytes() == b"archive" and not part.exists()
     assert not (cache / f"spark-{key}.claim").exists()
     other = cache / f"spark-{key}.777.part"  # a second writer's, later: removed once settled
@@ -80,3 +80,34 @@ def test_off_when_asked_or_when_the_cache_cannot_be_written(cache, tmp_path, mon
     (tmp_path / "file").write_text("")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "file"))  # not a directory
     assert classcache.driver_options() == ""
+
+
+@pytest.mark.slow
+def test_a_damaged_archive_is_removed_and_spark_starts_without_it(cache, tmp_path):
+    """A truncated archive whose header is whole makes the JVM die mapping it (SIGBUS): the
+    session starts again without it and removes it; the crash report is not left in the
+    working directory."""
+    import shutil
+    import subprocess
+
+    from .helpers.spark import java_problem
+
+    if java_problem():
+        pytest.skip(java_problem())
+    whole = tmp_path / "whole.jsa"
+    subprocess.run([shutil.which("java") or "java", f"-XX:ArchiveClassesAtExit={whole}",
+                    "-Xlog:cds=off", "-version"], capture_output=True, timeout=120)
+    if not whole.exists():
+        pytest.skip("this java writes no class archive")
+    final = cache / f"spark-{classcache._key('')}.jsa"
+    cache.mkdir(parents=True)
+    final.write_bytes(whole.read_bytes()[:whole.stat().st_size // 2])
+    work = tmp_path / "work"
+    work.mkdir()
+    code = ("from acidtool.io.spark import session\n"
+            "print(session('local[1]').range(3).count())\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=work, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0 and proc.stdout.strip() == "3", proc.stderr[-2000:]
+    assert not final.exists()
+    assert not list(work.iterdir())  # no hs_err_pid*.log

@@ -25,11 +25,13 @@ import hashlib
 import os
 import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"  # (an archive Java cannot use is not an error)
-SETTLED = 60.0  # seconds after its last write a JVM's archive is taken as finished
+SETTLED = 10.0  # seconds after its last write a JVM's archive is taken as finished (taken
+# early, it is still one Java refuses: its header, written last, is not there yet)
 CLAIMED = 600.0  # seconds one run has to write the archive before another may
 
 
@@ -48,8 +50,9 @@ def driver_options(class_path: str = "") -> str:
         return ""
     where = cache_dir()
     final = where / f"spark-{key}.jsa"
-    if _settle(where, key, final):
-        return f"-XX:SharedArchiveFile={final} {QUIET}"
+    if _settle(where, key, final):  # (a JVM that crashes writes its report aside, not in cwd)
+        crash = os.path.join(tempfile.gettempdir(), "acidtool-jvm-crash-%p.log")
+        return f"-XX:SharedArchiveFile={final} -XX:ErrorFile={crash} {QUIET}"
     if not _claim(where / f"spark-{key}.claim"):
         return ""  # another run is writing it (or the cache cannot be written)
     return f"-XX:ArchiveClassesAtExit={where / f'spark-{key}.{os.getpid()}.part'} {QUIET}"
@@ -74,6 +77,12 @@ def _claim(claim: Path) -> bool:
         except OSError:
             return False
     return False
+
+
+def ready(class_path: str = "") -> bool:
+    """Whether a new driver would start from an archive (nothing claimed or written)."""
+    key = _key(class_path)
+    return key is not None and _settle(cache_dir(), key, cache_dir() / f"spark-{key}.jsa")
 
 
 def _key(class_path: str) -> str | None:
@@ -113,4 +122,15 @@ def _settle(where: Path, key: str, final: Path) -> bool:
         with contextlib.suppress(OSError):
             (where / f"spark-{key}.claim").unlink()
         return True
+    return False
+
+
+def discard(options: str) -> bool:
+    """Remove the archive ``options`` (``driver_options``'s) start from, after a JVM failed to
+    start with it: whether there was one."""
+    for option in options.split():
+        if option.startswith("-XX:SharedArchiveFile="):
+            with contextlib.suppress(OSError):
+                os.unlink(option.split("=", 1)[1])
+            return True
     return False

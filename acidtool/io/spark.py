@@ -52,26 +52,37 @@ def session(master: str | None = None, verbose: bool = False):
     if sys.stderr.isatty():  # the JVM's start takes seconds, and says nothing (its log is aside)
         sys.stderr.write(f"acidtool: starting Spark ({master or 'local[*]'})...\n")
         sys.stderr.flush()
-    from .classcache import driver_options
+    from .classcache import discard, driver_options
 
     options = "--add-opens=java.base/java.net=ALL-UNNAMED"
+    archive = driver_options()
     builder = (SparkSession.builder.appName("acidtool convert")
                .master(master or "local[*]")
                .config("spark.ui.enabled", "false")
                .config("spark.ui.showConsoleProgress", "false")
-               .config("spark.driver.extraJavaOptions", f"{options} {driver_options()}")
+               .config("spark.driver.extraJavaOptions", f"{options} {archive}".strip())
                .config("spark.executor.extraJavaOptions", options))
     if (master or "local").startswith("local"):
         # Local workers run this interpreter, which has acidtool and pyarrow (Spark would
         # start whatever `python3` is on PATH). PySpark reads only the environment for it.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    if verbose:
-        spark = builder.getOrCreate()
-    else:
-        with _output_to(_spark_log()):
-            spark = builder.getOrCreate()  # the JVM it starts keeps the log as its stderr
+    try:
+        spark = _start(builder, verbose)
+    except Exception:
+        if not discard(archive):
+            raise
+        # a damaged class archive (a truncated file the JVM maps: SIGBUS) is not the user's
+        # problem: removed, and the JVM started without it
+        spark = _start(builder.config("spark.driver.extraJavaOptions", options), verbose)
     spark.sparkContext.setLogLevel("WARN" if verbose else "ERROR")
     return spark
+
+
+def _start(builder, verbose: bool):
+    if verbose:
+        return builder.getOrCreate()
+    with _output_to(_spark_log()):
+        return builder.getOrCreate()  # the JVM it starts keeps the log as its stderr
 
 
 def _spark_log() -> str:
@@ -91,7 +102,7 @@ def _drop_quiet_log(path: str) -> None:
     kept for a person to read."""
     try:
         with open(path, "rb") as log:
-            if not any(word in line for line in log for word in (b"ERROR", b"Error", b"Exception")):
+            if not any(word in line.lower() for line in log for word in (b"error", b"exception")):
                 os.unlink(path)
     except OSError:
         pass

@@ -61,3 +61,29 @@ def spark_session():
     jvm = spark._jvm
     jvm.java.util.TimeZone.setDefault(jvm.java.util.TimeZone.getTimeZone("UTC"))
     return spark
+
+
+def warm() -> None:
+    """``make test``'s last step before the tests: one Spark session of acidtool's own, so that
+    its JVM writes Spark's class archive (acidtool/io/classcache.py) while the tests start,
+    and the Spark sessions the tests start later map it (a fresh machine has none)."""
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        print("Spark class archive: no pyspark, nothing to warm")
+        return
+    if java_problem():
+        print(f"Spark class archive: {java_problem()}, nothing to warm")
+        return
+    from acidtool.io.classcache import ready
+    from acidtool.io.spark import session
+
+    if ready():
+        print("Spark class archive: ready")
+        return
+    session("local[1]").range(1).count()
+    print("Spark class archive: being written (the JVM writes it as it exits)")
+
+
+if __name__ == "__main__" and sys.argv[1:] == ["warm"]:
+    warm()
