@@ -84,7 +84,7 @@ def _run(path, where, sets, write_id, hive_version, write_ids, txns, metastore, 
     from ..io.spark import require_spark
     from .results import output_for
 
-    require_spark()
+    require_spark(f"{'delete' if sets is None else 'update'} runs on Spark and needs")
     from ..spark import AcidTable, session
 
     table = AcidTable.for_path(session(master or "local[*]"), path, hive_version,

@@ -16,26 +16,27 @@ def quoted(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def spark_problem() -> str | None:
+def spark_problem(needs: str = "--spark needs") -> str | None:
     try:
         import pyspark  # noqa: F401
     except ImportError:
-        return "--spark needs pyspark: pip install 'acidtool[spark]'"
+        return f"{needs} pyspark: pip install 'acidtool[spark]'"
 
     java_home = os.environ.get("JAVA_HOME")
     if not shutil.which("java") and not (java_home and os.path.exists(
             os.path.join(java_home, "bin", "java"))):
-        return ("--spark needs Java 17 (e.g. `apt-get install openjdk-17-jre-headless`, or "
+        return (f"{needs} Java 17 (e.g. `apt-get install openjdk-17-jre-headless`, or "
                 "set JAVA_HOME)")
     return None
 
 
-def require_spark() -> None:
+def require_spark(needs: str = "--spark needs") -> None:
     """Refuse (a UsageError: exit 2, one line) where a Spark job cannot start: before any
-    lock is taken or anything written."""
+    lock is taken or anything written. ``needs``: the message's subject and verb, for a
+    command that runs on Spark without --spark ("delete runs on Spark and needs")."""
     from ..core.errors import UsageError
 
-    problem = spark_problem()
+    problem = spark_problem(needs)
     if problem:
         raise UsageError(problem)
 
