@@ -365,6 +365,7 @@ def test_an_error_python_raises_where_a_signal_landed_is_the_signal(monkeypatch,
     ["compact", "{t}", "--major", "--spark", "--apply", "--journal", "{tmp}/j.jsonl"],
     ["delete", "{t}", "--where", "id = 1", "--write-id", "9"],
     ["update", "{t}", "--set", "id=2", "--where", "id = 1", "--write-id", "9"],
+    ["delete", "{t}", "--where", "id = 1", "--write-id", "auto"],
     ["export", "{t}", "--to", "iceberg", "--catalog", "{tmp}/cat", "--table", "a.b", "--spark"],
 ])
 def test_spark_commands_without_pyspark_refuse_in_one_line_and_touch_nothing(tmp_path, args):
@@ -384,6 +385,8 @@ def test_spark_commands_without_pyspark_refuse_in_one_line_and_touch_nothing(tmp
     assert proc.returncode == 2, (proc.stdout, proc.stderr)
     needs = f"{args[0]} runs on Spark and needs" if args[0] in ("delete", "update") else \
         "--spark needs"
-    assert proc.stderr.strip().splitlines() == [
-        f"acidtool: error: {needs} pyspark: pip install 'acidtool[spark]'"], proc.stderr
+    said = f"{needs} pyspark: pip install 'acidtool[spark]'" if "auto" not in args else (
+        "--write-id auto allocates the write id in the metastore: give --metastore "
+        "thrift://HOST:PORT, or a number")  # (before Spark is looked for)
+    assert proc.stderr.strip().splitlines() == [f"acidtool: error: {said}"], proc.stderr
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before

@@ -84,6 +84,9 @@ def _run(path, where, sets, write_id, hive_version, write_ids, txns, metastore, 
     from ..io.spark import require_spark
     from .results import output_for
 
+    if write_id == "auto" and not metastore:  # (said before Spark takes seconds to start)
+        raise UsageError("--write-id auto allocates the write id in the metastore: give "
+                         "--metastore thrift://HOST:PORT, or a number")
     require_spark(f"{'delete' if sets is None else 'update'} runs on Spark and needs")
     from ..spark import AcidTable, session
 
