@@ -309,6 +309,9 @@ def is_copy_name(name: str) -> bool:
     return _ORIGINAL_COPY.fullmatch(name) is not None
 
 
+ACID_DIR_PREFIXES = ("base_", "delta_", "delete_delta_")
+
+
 def files_in_acid_dirs(paths):
     """(file, its directory's name) of each file directly in a ``base_``, ``delta_`` or
     ``delete_delta_`` directory of a listing (``PathInfo``s, relative paths), at any depth;
@@ -317,10 +320,21 @@ def files_in_acid_dirs(paths):
         if p.is_dir:
             continue
         parts = p.path.split("/")
-        if len(parts) < 2 or not parts[-2].startswith(("base_", "delta_", "delete_delta_")) \
+        if len(parts) < 2 or not parts[-2].startswith(ACID_DIR_PREFIXES) \
                 or any(is_hidden(c) for c in parts) or parts[-1].endswith(FLUSH_LENGTH_SUFFIX):
             continue
         yield p, parts[-2]
+
+
+def original_files(paths):
+    """Each file of a listing (``PathInfo``s, relative paths) named as Hive names original
+    files (``000000_0``, ``N_M_copy_K``) outside every ACID directory, hidden paths left
+    out: a table's data from before it was converted to ACID."""
+    for p in paths:
+        parts = p.path.split("/")
+        if not p.is_dir and is_original_name(parts[-1]) and not any(
+                c.startswith(ACID_DIR_PREFIXES) or is_hidden(c) for c in parts):
+            yield p
 
 
 def kind_from_files(paths) -> str | None:

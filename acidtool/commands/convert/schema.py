@@ -7,7 +7,7 @@ import pyarrow as pa
 
 from ...core.errors import AcidToolError, UsageError
 from ...core.listing import PathInfo
-from ...core.names import Base, files_in_acid_dirs, is_hidden, is_original_name, parse_dir_name
+from ...core.names import Base, files_in_acid_dirs, original_files, parse_dir_name
 from ...core.orctypes import TypeStringError, struct_fields
 from ...core.versions import HiveVersion
 from ...io.arrowtypes import orc_type_to_arrow
@@ -172,8 +172,5 @@ def _newest_data_file(paths, version: HiveVersion | None) -> PathInfo | None:
         if best is None or key > best:
             best, found = key, p
     if found is None:
-        originals = [p for p in paths if not p.is_dir and is_original_name(p.path.rsplit(
-            "/", 1)[-1]) and not any(c.startswith(("base_", "delta_", "delete_delta_")) or
-                                    is_hidden(c) for c in p.path.split("/"))]
-        found = max(originals, key=lambda p: p.path, default=None)
+        found = max(original_files(paths), key=lambda p: p.path, default=None)
     return found
