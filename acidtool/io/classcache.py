@@ -48,11 +48,11 @@ def driver_options(class_path: str = "") -> str:
     key = _key(class_path)
     if key is None:
         return ""
-    where = cache_dir()
-    final = where / f"spark-{key}.jsa"
-    if _settle(where, key, final):  # (a JVM that crashes writes its report aside, not in cwd)
+    final = _settle(key)
+    if final is not None:  # (a JVM that crashes writes its report aside, not in cwd)
         crash = os.path.join(tempfile.gettempdir(), "acidtool-jvm-crash-%p.log")
         return f"-XX:SharedArchiveFile={final} -XX:ErrorFile={crash} {QUIET}"
+    where = cache_dir()
     if not _claim(where / f"spark-{key}.claim"):
         return ""  # another run is writing it (or the cache cannot be written)
     return f"-XX:ArchiveClassesAtExit={where / f'spark-{key}.{os.getpid()}.part'} {QUIET}"
@@ -82,7 +82,7 @@ def _claim(claim: Path) -> bool:
 def ready(class_path: str = "") -> bool:
     """Whether a new driver would start from an archive (nothing claimed or written)."""
     key = _key(class_path)
-    return key is not None and _settle(cache_dir(), key, cache_dir() / f"spark-{key}.jsa")
+    return key is not None and _settle(key) is not None
 
 
 def _key(class_path: str) -> str | None:
@@ -104,9 +104,11 @@ def _key(class_path: str) -> str | None:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
-def _settle(where: Path, key: str, final: Path) -> bool:
-    """A finished archive of another run put in place (``final``), others' removed once
-    finished. Whether ``final`` is there now."""
+def _settle(key: str) -> Path | None:
+    """A finished archive of another run put in place, others' removed once finished. The
+    archive, if there is one now."""
+    where = cache_dir()
+    final = where / f"spark-{key}.jsa"
     now = time.time()
     for part in sorted(where.glob(f"spark-{key}.*.part")):
         try:
@@ -118,11 +120,11 @@ def _settle(where: Path, key: str, final: Path) -> bool:
                 part.unlink()
         except OSError:
             continue
-    if final.is_file():
-        with contextlib.suppress(OSError):
-            (where / f"spark-{key}.claim").unlink()
-        return True
-    return False
+    if not final.is_file():
+        return None
+    with contextlib.suppress(OSError):
+        (where / f"spark-{key}.claim").unlink()
+    return final
 
 
 def discard(options: str) -> bool:
