@@ -68,6 +68,7 @@ bench: install
 	$(BIN)/python benchmarks/bench_warehouse.py
 	$(BIN)/python benchmarks/bench_spark_read.py
 	$(BIN)/python benchmarks/bench_spark_source.py
+	$(BIN)/python benchmarks/bench_spark_start.py
 	$(BIN)/python benchmarks/bench_report.py
 	$(BIN)/python benchmarks/bench_export.py
 
