@@ -104,8 +104,12 @@ def test_nothing_to_do_and_the_initiators_choice(tmp_path):
     choice = run("compact", t2, "--hive-version", "3", "--format", "json").json()
     # no base and 6 current deltas: not more than hive.compactor.delta.num.threshold (10)
     assert choice["partitions"][0]["compaction"] is None
-    assert "not more than hive.compactor.delta.num.threshold" in \
-        choice["partitions"][0]["reason"]
+    assert choice["partitions"][0]["reason"] == \
+        "the Initiator's choice: 6 deltas, not more than hive.compactor.delta.num.threshold=10"
+    t1 = write(tmp_path / "one", {"delta_0000001_0000001_0000/bucket_00000": acid(events(1))})
+    one = run("compact", t1, "--format", "json").json()["partitions"][0]
+    assert one["reason"].startswith("the Initiator's choice: 1 delta, not more than"), \
+        one["reason"]
 
 
 def test_open_write_id_stops_the_compaction(tmp_path):

@@ -194,8 +194,9 @@ def decide(state: AcidState, version: HiveVersion | str, settings: Settings, *,
             return Decision("major", "no delta bytes, and an obsolete base is still there "
                                      "(Hive 4 compacts it away)", **numbers)
     if len(deltas) <= settings.delta_num:
-        why = "no delta" if not deltas else (f"{len(deltas)} deltas, not more than "
-                                             f"{DELTA_NUM}={settings.delta_num}")
+        why = "no delta" if not deltas else (
+            f"{len(deltas)} delta{'s' if len(deltas) > 1 else ''}, not more than "
+            f"{DELTA_NUM}={settings.delta_num}")
         if not no_base and deltas:
             why += f"; deltas are {_java_float_ratio(delta_bytes, base_bytes):.1%} of the base"
         return Decision(None, why, **numbers)
