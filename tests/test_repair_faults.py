@@ -100,7 +100,7 @@ def test_random_damaged_tables_repair_and_undo(tmp_path_factory, names):
     top = tmp_path_factory.mktemp("random")
     root = top / "t"
     expected = make(root, sorted(names))
-    before = tree(root)
+    before, state = tree(root), os.environ["ACIDTOOL_STATE_DIR"]
     os.environ["ACIDTOOL_STATE_DIR"] = str(top / "state")
     try:
         applied = run("repair", root, *OPTIONS, "--apply", "--format", "json")
@@ -110,4 +110,4 @@ def test_random_damaged_tables_repair_and_undo(tmp_path_factory, names):
         assert run("undo", applied.json()["journal"]).code == 0
         assert tree(root) == before
     finally:
-        os.environ.pop("ACIDTOOL_STATE_DIR", None)
+        os.environ["ACIDTOOL_STATE_DIR"] = state
