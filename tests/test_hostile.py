@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from .helpers.layouts import acid, delta, events, plain
-from .helpers.runner import run_process
+from .helpers import zygote
+from .helpers.runner import Result
 
 HOSTILE = [
     b"x\n::error file=a,line=1::INJECTED",
@@ -124,9 +125,10 @@ def _judge(args: list, result) -> None:
 
 
 def _run(*args):
-    result = run_process(*args)
-    # run_process decodes strictly: a byte that is not UTF-8 fails right there
-    return result
+    """``acidtool ARGS`` in a process of its own (forked: helpers/zygote.py), its output
+    decoded strictly: a byte that is not UTF-8 fails right there."""
+    proc = zygote.run([str(a) for a in args], dict(os.environ), text=False)
+    return Result(proc.returncode, proc.stdout.decode(), proc.stderr.decode())
 
 
 @pytest.mark.slow

@@ -29,13 +29,17 @@ _LOCK = threading.Lock()
 
 
 def run(argv: list[str], env: dict[str, str], *, cwd: str | None = None, timeout: float = 120,
-        stdin: bytes | None = None) -> subprocess.CompletedProcess:
-    """``python -m acidtool *argv`` with ``env`` (text output, as ``subprocess.run(...,
-    text=True, capture_output=True)`` gives it); TimeoutExpired after ``timeout`` seconds."""
+        stdin: bytes | None = None, text: bool = True) -> subprocess.CompletedProcess:
+    """``python -m acidtool *argv`` with ``env`` (its output as ``subprocess.run(...,
+    capture_output=True, text=text)`` gives it: undecodable bytes replaced in text, bytes as
+    written otherwise); TimeoutExpired after ``timeout`` seconds."""
     if os.environ.get("ACIDTOOL_TEST_FORK") == "0":
-        return subprocess.run([sys.executable, "-m", "acidtool", *argv], env=env, cwd=cwd,
-                              capture_output=True, text=True, timeout=timeout, input=stdin and
-                              stdin.decode())
+        proc = subprocess.run([sys.executable, "-m", "acidtool", *argv], env=env, cwd=cwd,
+                              capture_output=True, timeout=timeout, input=stdin or b"")
+        if text:
+            proc.stdout, proc.stderr = (b.decode(errors="replace")
+                                        for b in (proc.stdout, proc.stderr))
+        return proc
     with _LOCK, tempfile.TemporaryDirectory(prefix="acidtool-fork-") as tmp:
         out, err, inp = (os.path.join(tmp, n) for n in ("out", "err", "in"))
         Path(inp).write_bytes(stdin or b"")
@@ -50,9 +54,10 @@ def run(argv: list[str], env: dict[str, str], *, cwd: str | None = None, timeout
             json.loads(server.stdout.readline())
             raise subprocess.TimeoutExpired(["acidtool", *argv], timeout)
         code = json.loads(server.stdout.readline())["rc"]
-        return subprocess.CompletedProcess(["acidtool", *argv], code,
-                                           Path(out).read_text(errors="replace"),
-                                           Path(err).read_text(errors="replace"))
+        streams = Path(out).read_bytes(), Path(err).read_bytes()
+        if text:
+            streams = tuple(b.decode(errors="replace") for b in streams)
+        return subprocess.CompletedProcess(["acidtool", *argv], code, *streams)
 
 
 def _server() -> subprocess.Popen:
