@@ -30,12 +30,17 @@ EXAMPLE = re.compile(r"(<!-- example: (?P<cmd>.+?) -->\n```console\n)(?P<body>.*
 
 def run(cmd: str, cwd: Path) -> str:
     argv = shlex.split(cmd)
-    if argv[0] == "acidtool":
-        argv = [sys.executable, "-m", "acidtool", *argv[1:]]
-    elif argv[0] == "python":  # an example script of docs/examples/, copied next to the tables
-        argv = [sys.executable, *argv[1:]]
     env = {**os.environ, "COLUMNS": "120", "ACIDTOOL_STATE_DIR": str(cwd / "state")}
-    proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, env=env)
+    if argv[0] == "acidtool":
+        # forked from a process that has imported acidtool (tests/helpers/zygote.py: what
+        # `python -m acidtool` is, less its imports), a real interpreter with
+        # ACIDTOOL_TEST_FORK=0; the two print the same (the check compares them)
+        from tests.helpers import zygote
+
+        proc = zygote.run(argv[1:], env, cwd=str(cwd), timeout=900)
+    else:  # python: an example script of docs/examples/, copied next to the tables
+        proc = subprocess.run([sys.executable, *argv[1:]], cwd=cwd, capture_output=True,
+                              text=True, env=env)
     out = proc.stdout + proc.stderr
     if not out.endswith("\n"):
         out += "\n"
