@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from .helpers.layouts import acid, delta, events, plain
 from .helpers import zygote
+from .helpers.layouts import acid, delta, events, plain
 from .helpers.runner import Result
 
 HOSTILE = [
