@@ -577,6 +577,19 @@ def test_the_default_takes_the_source_where_it_reads_sooner(spark, tmp_path, mon
     out = run("read", str(few), "--spark", "--format", "parquet", "-o", str(tmp_path / "o2"))
     assert out.code == 0 and "read by Spark's own ORC reader" in out.err, out.err
 
+    # past FILES_PAST files of under FILE_ROWS_UNDER rows each on average (Spark opens a file
+    # slower than the source): `few` is a data file and a delete file of 50 rows on average
+    monkeypatch.setattr(native, "FILES_PAST", 1)
+    df, why = read_table_and_why(spark, str(few))
+    assert why is not None and "2 files of 50 rows on average, past 1 files" in why, why
+    assert "FileScan orc" not in _plan(df) and df.count() == 99
+    monkeypatch.setattr(native, "FILE_ROWS_UNDER", 50)  # 100 rows: not under 50 a file
+    assert read_table_and_why(spark, str(few))[1] is None
+    monkeypatch.setattr(native, "FILES_PAST", 2)  # 2 files: not past 2
+    monkeypatch.setattr(native, "FILE_ROWS_UNDER", 100_000)
+    assert read_table_and_why(spark, str(few))[1] is None
+    monkeypatch.setattr(native, "FILES_PAST", 500)
+
     parted = build(tmp_path / "parted", {
         **delta("p=1/delta_0000001_0000001_0000", acid(events(1, n=3))),
         **delta("p=2/delta_0000001_0000001_0000", acid(events(1, n=3)))})

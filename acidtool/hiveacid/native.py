@@ -123,6 +123,15 @@ PARTITIONS_PAST = 200
 # optimizer; 400 ran a 1 GB driver out of memory). Without deletes there is no join: 200
 # partitions read in 2.0 s, against the source's 7.3 s.
 JOINED_PAST = 100
+# Past this many files (data and delete files) of under FILE_ROWS_UNDER rows each on average,
+# the source: Spark costs a file about 9 ms (building the DataFrame, then opening it), the
+# source about 2 ms. Measured, local[2]: 1,000 deltas of 5 rows, no deletes, Spark's own plan
+# 10.5 s (23.3 s as a new session's first read), the source 1.9 s (12.7 s as the first, its
+# registration and first Python worker in it); `spark.read.orc` of those 1,000 files alone 9.1
+# s. 100 deltas of 5 rows: Spark's plan 2.1-3.8 s, the source 0.5-1.0 s, but as a new
+# session's first read 10.6 s against 14.9 s: up to here Spark's plan stays the default.
+FILES_PAST = 500
+FILE_ROWS_UNDER = 100_000
 # (Before a table of many partitions was one join, ``joined``, each partition with deletes was a
 # join of its own, and Spark's adaptive execution re-planned the whole plan as each join's
 # broadcast was done: 20 partitions of a few rows took 2.8-3.4 s, 50 took 40-60 s, and past 8
@@ -142,6 +151,12 @@ class NativePlan:
     folders: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
     @property
+    def files(self) -> int:
+        """The data and delete files the plan reads."""
+        return sum(len(s.files) for p in self.parts for s in p.scans) + \
+            sum(len(p.deletes) for p in self.parts)
+
+    @property
     def joined(self) -> bool:
         """Whether its partitions are read as one scan a row shape and one join (frame.py's
         ``_joined_sql``), not a branch of the plan a partition: two or more, none of Hive
@@ -157,6 +172,9 @@ class NativePlan:
         if self.joined and len(self.parts) > JOINED_PAST and any(p.deletes for p in self.parts):
             return (f"{len(self.parts)} partitions with deletes, past {JOINED_PAST}: Spark's "
                     "optimizer takes longer over their one join than the source's tasks take")
+        if self.files > FILES_PAST and self.rows < FILE_ROWS_UNDER * self.files:
+            return (f"{self.files:,} files of {self.rows // self.files:,} rows on average, "
+                    f"past {FILES_PAST} files: Spark opens a file slower than the source")
         if self.delete_masks > DELETES_PAST * max(self.rows, 1):
             masks = f"{self.delete_masks:,} mask" + ("s" if self.delete_masks > 1 else "")
             return (f"its deletes make up to {masks} of 64 row ids for {self.rows:,} rows: "
