@@ -1,7 +1,8 @@
 """``acidtool ARGS`` in a process of its own, forked from one that has imported acidtool already.
 
 The kill tests run a command hundreds of times (a kill at every fault point, then undo, then
-the command again). A new interpreter spends most of a small command's time importing:
+the command again), the hostile-names matrix 46 a seed, docs/update.py a hundred examples a
+check. A new interpreter spends most of a small command's time importing:
 ``python -m acidtool ls`` 0.60 s against 0.23 s forked, ``validate --level rows`` 1.20 s against
 0.41 s (measured with the suite running beside it). So each test worker starts one server
 process (single threaded: forking it is safe), which imports the command line and pyarrow and
