@@ -794,3 +794,22 @@ def test_a_file_gone_between_the_plan_and_sparks_relation_fails_the_read(
     with pytest.raises(Exception) as failed:
         read_table(spark, str(table), native=True).collect()
     assert "bucket_00001" in str(failed.value)
+
+
+@pytest.mark.parametrize("files, rows, why", [
+    (501, 501, "501 files of 1 row on average, past 500 files"),
+    (1000, 5000, "1,000 files of 5 rows on average, past 500 files"),
+    (500, 500, None),  # not past 500
+    (501, 501 * 100_000, None),  # files of 100,000 rows: Spark's plan reads them sooner
+    (501, 501 * 100_000 - 1, "501 files of 99,999 rows on average")])
+def test_the_file_rule_of_the_default(files, rows, why):
+    """Past FILES_PAST files of under FILE_ROWS_UNDER rows each on average the default is the
+    source (Spark costs a file ~9 ms, the source ~2 ms: benchmarks/bench_spark_small_files.py);
+    delete files count."""
+    from acidtool.core.snapshot import IdList
+    from acidtool.hiveacid.native import NativePlan, Part, Scan
+
+    scan = Scan(tuple(f"f{i}" for i in range(files - 1)), ("id",), (pa.int32(),))
+    part = Part((), (scan,), ("d0",), ("id",), rows=rows)
+    got = NativePlan(pa.schema([("id", pa.int32())]), (part,), IdList(), (), rows=rows).slower()
+    assert (got is None) if why is None else (got is not None and why in got), got

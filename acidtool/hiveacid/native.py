@@ -173,8 +173,10 @@ class NativePlan:
             return (f"{len(self.parts)} partitions with deletes, past {JOINED_PAST}: Spark's "
                     "optimizer takes longer over their one join than the source's tasks take")
         if self.files > FILES_PAST and self.rows < FILE_ROWS_UNDER * self.files:
-            return (f"{self.files:,} files of {self.rows // self.files:,} rows on average, "
-                    f"past {FILES_PAST} files: Spark opens a file slower than the source")
+            each = self.rows // self.files
+            return (f"{self.files:,} files of {each:,} row{'' if each == 1 else 's'} on "
+                    f"average, past {FILES_PAST} files: Spark opens a file slower than the "
+                    "source")
         if self.delete_masks > DELETES_PAST * max(self.rows, 1):
             masks = f"{self.delete_masks:,} mask" + ("s" if self.delete_masks > 1 else "")
             return (f"its deletes make up to {masks} of 64 row ids for {self.rows:,} rows: "
