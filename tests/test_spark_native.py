@@ -709,8 +709,8 @@ def test_file_path_strings_are_sparks_own(spark, tmp_path_factory, names):
     other.parent.mkdir()
     paorc.write_table(pa.table({"a": [3]}), str(other))
     (path.parent.parent / "left_out").write_bytes(b"not ORC")
-    for given in ([str(path), str(other)], [str(path.parent), str(other.parent)]):
-        glob = one_glob(given)
+    for paths in ([str(path), str(other)], [str(path.parent), str(other.parent)]):
+        glob = one_glob(paths)
         assert glob is not None
         both = spark.read.orc([glob])
         assert sorted(both.inputFiles()) == \
