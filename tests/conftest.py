@@ -12,15 +12,9 @@ from .helpers.spark import spark_session
 def _state_dir(tmp_path_factory):
     """Journals and locks that a test does not place go to the run's own directory, never the
     user's ~/.local/state/acidtool (the default a command falls back to)."""
-    import os
-
-    before = os.environ.get("ACIDTOOL_STATE_DIR")
-    os.environ["ACIDTOOL_STATE_DIR"] = str(tmp_path_factory.mktemp("acidtool-state"))
-    yield
-    if before is None:
-        os.environ.pop("ACIDTOOL_STATE_DIR", None)
-    else:
-        os.environ["ACIDTOOL_STATE_DIR"] = before
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("ACIDTOOL_STATE_DIR", str(tmp_path_factory.mktemp("acidtool-state")))
+        yield
 
 
 @pytest.fixture(scope="session")

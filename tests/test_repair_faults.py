@@ -4,7 +4,6 @@ each filesystem step. From every such state, undo restores the tree byte for byt
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
@@ -100,14 +99,12 @@ def test_random_damaged_tables_repair_and_undo(tmp_path_factory, names):
     top = tmp_path_factory.mktemp("random")
     root = top / "t"
     expected = make(root, sorted(names))
-    before, state = tree(root), os.environ["ACIDTOOL_STATE_DIR"]
-    os.environ["ACIDTOOL_STATE_DIR"] = str(top / "state")
-    try:
+    before = tree(root)
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("ACIDTOOL_STATE_DIR", str(top / "state"))
         applied = run("repair", root, *OPTIONS, "--apply", "--format", "json")
         assert applied.code == 0, applied.out
         assert run("validate", root, "--level", "rows").code == 0
         assert rows(root) == expected
         assert run("undo", applied.json()["journal"]).code == 0
         assert tree(root) == before
-    finally:
-        os.environ["ACIDTOOL_STATE_DIR"] = state

@@ -585,10 +585,10 @@ def test_the_default_takes_the_source_where_it_reads_sooner(spark, tmp_path, mon
     assert "FileScan orc" not in _plan(df) and df.count() == 99
     monkeypatch.setattr(native, "FILE_ROWS_UNDER", 50)  # 100 rows: not under 50 a file
     assert read_table_and_why(spark, str(few))[1] is None
+    monkeypatch.undo()
     monkeypatch.setattr(native, "FILES_PAST", 2)  # 2 files: not past 2
-    monkeypatch.setattr(native, "FILE_ROWS_UNDER", 100_000)
     assert read_table_and_why(spark, str(few))[1] is None
-    monkeypatch.setattr(native, "FILES_PAST", 500)
+    monkeypatch.undo()
 
     parted = build(tmp_path / "parted", {
         **delta("p=1/delta_0000001_0000001_0000", acid(events(1, n=3))),
