@@ -17,7 +17,7 @@ from acidtool.core.bucket import encode_v1
 from acidtool.demo import build_demo
 from acidtool.io.acidwrite import DELETE, INSERT, Event, write_acid_file
 
-from .helpers.layouts import acid, build, delta, events
+from .helpers.layouts import acid, build, delta, events, plain
 from .helpers.orcfiles import (
     ALL_TYPES,
     UTC,
@@ -278,20 +278,41 @@ def test_union_prints_its_selected_branch(tmp_path):
         '{"u":5,"l":[1,"a"]}', '{"u":"x","l":[]}', '{"u":null,"l":null}']
 
 
-@pytest.mark.parametrize("command", ["dump", "read"])
-def test_the_reading_commands_leave_pandas_out(tmp_path, command):
-    """pyarrow.dataset's import makes pyarrow's pandas shim import pandas when it is installed
-    (a third of a second): a dump or read process never needs it. A library process that
-    calls main(argv) keeps pyarrow's pandas support whole."""
+# Each command's process, started as the console starts it: (argv, its exit status); T is a
+# clean table, D one with a raw file in its root, L a landing directory. Writers and readers
+# alike hand pyarrow Python values and Arrow only.
+_PANDAS_FREE = {
+    "dump": (["dump", "T/delta_0000001_0000001_0000/bucket_00000"], 0),
+    "read": (["read", "T"], 0),
+    "validate-rows": (["validate", "D", "--level", "rows"], 1),
+    "repair-plan": (["repair", "D", "--write-id", "2"], 1),
+    "repair-apply": (["repair", "D", "--write-id", "2", "--apply"], 0),
+    "compact-apply": (["compact", "T", "--major", "--apply"], 0),
+    "convert": (["convert", "L", "--table", "T", "--write-id", "2"], 0),
+}
+
+
+@pytest.mark.parametrize("command", sorted(_PANDAS_FREE))
+def test_commands_without_spark_leave_pandas_out(tmp_path, command, monkeypatch):
+    """pyarrow's pandas shim imports pandas, when installed, the first time a Python value
+    becomes an Arrow one (a second and more of a small command's time with the suite running,
+    a third of a second on an idle machine): a process that runs no Spark never needs it. A
+    library process that calls main(argv) keeps pyarrow's pandas support whole."""
     import importlib.util
 
     if importlib.util.find_spec("pandas") is None:
         pytest.skip("pandas is not installed: nothing to leave out")
-    table = build(tmp_path / "t", delta("delta_0000001_0000001_0000", acid(events(1, n=3))))
-    target = table if command == "read" else table / "delta_0000001_0000001_0000/bucket_00000"
-    result, imported = run_imports("pandas", command, target)
-    assert result.code == 0, result.err
-    assert len(result.out.splitlines()) == 3
+    monkeypatch.setenv("ACIDTOOL_STATE_DIR", str(tmp_path / "state"))
+    clean = delta("delta_0000001_0000001_0000", acid(events(1, n=3)))
+    build(tmp_path / "T", clean)
+    build(tmp_path / "D", {**clean, "part-0000.orc": plain()})
+    build(tmp_path / "L", {"part-0001.orc": plain()})
+    argv, status = _PANDAS_FREE[command]
+    paths = {k: str(tmp_path / k) for k in "TDL"}
+    argv = [paths.get(a[0], "") + a[1:] if a[:1] in paths and a[1:2] in ("", "/") else a
+            for a in argv]
+    result, imported = run_imports("pandas", *argv)
+    assert result.code == status, result.err
     assert imported is False
 
 

@@ -30,14 +30,15 @@ for _module in ("inspect", "check", "plan", "compact", "upgrade", "report", "row
     importlib.import_module(f"{__package__}.{_module}")
 app.add_typer(decode_app, name="decode")
 
-# Commands whose process never gives pandas objects to pyarrow (convert's Spark driver may;
-# export hands pyiceberg Arrow only).
-_PANDAS_FREE = ("dump", "read", "diff", "validate", "meta", "export")
+# Commands whose process may give pandas objects to pyarrow: a Spark driver's (delete and
+# update always start Spark, the others with --spark). Every other command's process hands
+# pyarrow Python values and Arrow only (export: pyiceberg too), and leaves pandas out of it.
+_SPARK_DRIVERS = ("delete", "update")
 
 
 def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
-    if argv is None and args[:1] and args[0] in _PANDAS_FREE and "--spark" not in args:
+    if argv is None and args[:1] and args[0] not in _SPARK_DRIVERS and "--spark" not in args:
         from ..io.nopandas import leave_pandas_out
 
         leave_pandas_out()

@@ -51,12 +51,14 @@ def run_imports(module: str, *args: str | Path) -> tuple[Result, bool]:
     code = ("import sys\nfrom acidtool.cli.main import main\n"
             "module, sys.argv = sys.argv[1], ['acidtool', *sys.argv[2:]]\n"
             "try:\n    main()\n"
-            "except SystemExit as exc:\n    assert not exc.code, exc.code\n"
-            "print(module in sys.modules, file=sys.stderr)\n")
+            "except SystemExit as exc:\n    status = exc.code\n"
+            "print(status, module in sys.modules, file=sys.stderr)\n")
     proc = subprocess.run([sys.executable, "-c", code, module, *map(str, args)],
                           capture_output=True, text=True, timeout=300)
-    *err, imported = proc.stderr.strip().splitlines() or [""]
-    return Result(proc.returncode, proc.stdout, "\n".join(err)), imported == "True"
+    *err, last = proc.stderr.strip().splitlines() or [""]
+    status, _, imported = last.partition(" ")
+    return (Result(int(status) if status.isdigit() else proc.returncode or 3, proc.stdout,
+                   "\n".join(err) if imported else proc.stderr), imported == "True")
 
 
 def acidtool_process(*args, state: Path, kill_at: int | None = None
