@@ -7,6 +7,7 @@ typed errors the status of their class, anything else 3 (an internal error, to r
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import signal
@@ -137,9 +138,12 @@ def _print_traceback(wanted: bool) -> None:
         tb.print_exc()
 
 
+@functools.cache
 def command():
     """The click command typer makes of the app, with every argument and option value named in
-    capitals in --help (`PATH`, `--write-ids WRITE_IDS`), not as typer's `{path}` and `<str>`."""
+    capitals in --help (`PATH`, `--write-ids WRITE_IDS`), not as typer's `{path}` and `<str>`.
+    Made once a process (typer reads every command's signature: 70-100 ms) and reused, as
+    click's own test runner reuses a command: each invocation has a context of its own."""
     import typer.main
 
     group = typer.main.get_command(app)

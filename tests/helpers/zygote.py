@@ -77,7 +77,9 @@ def serve() -> None:
     import pyarrow.orc  # noqa: F401
 
     import acidtool.cli.entry  # noqa: F401
-    import acidtool.cli.main  # noqa: F401  (the commands, typer, pyarrow)
+    import acidtool.cli.main  # (the commands, typer, pyarrow)
+
+    acidtool.cli.main.command()  # the click command, made once for every child
 
     requests, answers = sys.stdin.buffer, sys.stdout.buffer
     for line in requests:
