@@ -112,6 +112,19 @@ def test_nothing_to_do_and_the_initiators_choice(tmp_path):
         one["reason"]
 
 
+def test_the_plan_says_which_snapshot_it_compacts_at(tmp_path):
+    """A snapshot given is printed as Hive writes it; none given, the plan says what counts as
+    committed rather than the default's string (`null:9223372036854775807:...`)."""
+    t = table(tmp_path)
+    given = run("compact", t, "--major", "--write-ids", "db.t:5:9223372036854775807::")
+    assert given.out.splitlines()[0].startswith(
+        f"compact {t} (Hive 4, compactor snapshot db.t:5:9223372036854775807::)"), given.out
+    default = run("compact", t, "--major").out.splitlines()[0]
+    assert default.startswith(f"compact {t} (Hive 4, no snapshot given: every write id found "
+                              "counts as committed): 1 of 1 partitions to compact"), default
+    assert "null" not in default
+
+
 def test_open_write_id_stops_the_compaction(tmp_path):
     t = table(tmp_path)
     doc = run("compact", t, "--major", "--hive-version", "3", "--write-ids", "t:20:4:4:",

@@ -6,12 +6,14 @@ from .output import count, display, human_bytes
 
 
 def _snapshot_words(plan) -> str:
+    """The compactor's snapshot as Hive writes one, or, where none was given, what counts as
+    committed (the default's string, `null:9223372036854775807:...`, names no table)."""
     ids = plan.compactor.write_ids if plan.compactor.write_ids is not None else \
         plan.compactor.txns
-    given = plan.snapshot.source != "default"
-    return (f"Hive {plan.snapshot.hive_version}, compactor snapshot {ids}"
-            + ("" if given else " (no snapshot given: every write id found counts as "
-               "committed)"))
+    if plan.snapshot.source == "default":
+        return (f"Hive {plan.snapshot.hive_version}, no snapshot given: every write id found "
+                "counts as committed")
+    return f"Hive {plan.snapshot.hive_version}, compactor snapshot {ids}"
 
 
 def _codec(codec: str) -> str:

@@ -80,6 +80,7 @@ def serve() -> None:
     import acidtool.cli.main  # (the commands, typer, pyarrow)
 
     acidtool.cli.main.command()  # the click command, made once for every child
+    _import_acidtool()
 
     requests, answers = sys.stdin.buffer, sys.stdout.buffer
     for line in requests:
@@ -92,6 +93,27 @@ def serve() -> None:
         _, status = os.waitpid(pid, 0)
         answers.write(json.dumps({"rc": os.waitstatus_to_exitcode(status)}).encode() + b"\n")
         answers.flush()
+
+
+# Imports a command makes itself (the Spark source's module imports pyspark): left to the child
+_NOT_PRELOADED = ("acidtool.__main__", "acidtool.hiveacid.source")
+# what acidtool imports only where it needs them: a child must import them as the command would
+_LATE = ("pandas", "pyspark", "py4j", "pyiceberg", "sqlalchemy")
+
+
+def _import_acidtool() -> None:
+    """Every module of acidtool, as the commands import them (a repair's modules took a forked
+    child 0.4-0.8 s with the suite running), but none of the heavy packages acidtool imports
+    late: a command that would import pandas or pyspark still does so in the child."""
+    import importlib
+
+    root = Path(__file__).resolve().parents[2]
+    for path in sorted((root / "acidtool").rglob("*.py")):
+        name = ".".join(path.relative_to(root).with_suffix("").parts).removesuffix(".__init__")
+        if name not in _NOT_PRELOADED:
+            importlib.import_module(name)
+    early = sorted({m.split(".")[0] for m in sys.modules} & set(_LATE))
+    assert not early, f"preloading acidtool imported {early}: add the module to _NOT_PRELOADED"
 
 
 def _child(req: dict) -> None:
