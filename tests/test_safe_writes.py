@@ -189,11 +189,15 @@ def test_one_journal_for_two_tables_is_refused(tmp_path):
     assert tree(b) == before
 
 
+# the fault point _killed_mid_rewrap found last (tried first: each try is a repair killed)
+_MID_REWRAP: list[int] = []
+
+
 def _killed_mid_rewrap(tmp_path: Path, name: str = "t") -> tuple[Path, Path]:
     """A table whose repair was killed after its re-wrapped delta was renamed in, before its
     source was quarantined; returns (table, state directory)."""
     state = tmp_path / f"state-{name}"
-    for n in range(1, 60):
+    for n in [*_MID_REWRAP, *range(1, 60)]:
         root = tmp_path / name
         shutil.rmtree(root, ignore_errors=True)
         shutil.rmtree(state, ignore_errors=True)
@@ -201,6 +205,7 @@ def _killed_mid_rewrap(tmp_path: Path, name: str = "t") -> tuple[Path, Path]:
         killed = acidtool("repair", root, "--write-id", "2", "--apply", state=state, kill_at=n)
         assert killed.returncode == -9, killed.stderr
         if (root / "delta_0000002_0000002_0000").exists() and (root / "part-0000.orc").exists():
+            _MID_REWRAP[:] = [n]
             return root, state
     raise AssertionError("no fault point between the commit rename and the quarantine")
 
