@@ -230,6 +230,24 @@ def test_an_export_refused_by_its_plan_leaves_no_read_ahead_running(tmp_path):
     assert not _read_ahead_alive()
 
 
+def test_the_text_says_which_snapshot_was_exported(tmp_path):
+    """None given: what counts as committed, and up to which write id (the recorded string's
+    table is null); given: the snapshot as Hive writes it."""
+    table, lake = _partitioned(tmp_path / "t"), tmp_path / "lake"
+    args = ["export", table, "--to", "iceberg", "--catalog", lake, "--table", "s.t"]
+    first = run(*args)
+    assert first.code == 0, first.err
+    assert first.out.splitlines()[0] == (
+        f"export {table} (Hive 4, no snapshot given: every write id found, up to 1, counts as "
+        f"committed) into s.t, local catalog in {lake} (SQLite {lake}/catalog.db)")
+    again = run(*args).out.splitlines()
+    assert again[1].startswith("s.t already holds this snapshot (every write id up to 1) of the "
+                               "table"), again
+    given = run(*args, "--write-ids", f"db.t:1:{MAX}::", "--incremental").out.splitlines()
+    assert given[0].startswith(f"export {table} (Hive 4, write ids db.t:1:{MAX}::) into s.t"), \
+        given
+
+
 def test_incremental_export_follows_deletes_inserts_and_partitions(tmp_path):
     table, lake = _partitioned(tmp_path / "t"), tmp_path / "lake"
     first = export(table, lake)

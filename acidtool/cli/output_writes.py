@@ -109,7 +109,10 @@ def compact_json(plan, result) -> dict:
 def export_text(plan, result, dry_run: bool) -> str:
     src = plan.source
     kind = "write ids" if src.has_write_ids else "transactions"
-    lines = [f"export {display(src.shown)} (Hive {src.hive_version}, {kind} {src.snapshot}) "
+    snapshot = (f"{kind} {src.snapshot}" if src.assumed is None else
+                f"no snapshot given: every {kind[:-1]} found, up to {src.assumed}, counts as "
+                "committed")
+    lines = [f"export {display(src.shown)} (Hive {src.hive_version}, {snapshot}) "
              f"into {display(plan.table)}, {display(plan.catalog.describe())}"]
     if plan.action == "nothing":
         lines.append(display(plan.why))

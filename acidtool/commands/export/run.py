@@ -86,6 +86,9 @@ class Source:
     hive_table: str | None = None
     given: str = ""  # the path (or table name) as the command line gave it
     state: str = ""  # the table's state the snapshot reads (``table_state``)
+    # no snapshot given: the highest write id (transaction) found, taken as committed with
+    # every one below it
+    assumed: int | None = None
 
     @property
     def shown(self) -> str:
@@ -179,7 +182,7 @@ def plan_export(target: Target, opts: ExportOptions, given: str = "", *,
         insert_only=snap.insert_only, with_row_id=not snap.insert_only))
     # the snapshot made concrete over the whole table (whatever --partition selects), then
     # the units of the partitions asked for
-    concrete = _concrete(snap, read)
+    concrete, top = _concrete(snap, read)
     wanted = {p.strip("/") for p in opts.partitions}
     if wanted:
         have = {u.reader.part.partition for u in read.units}
@@ -194,7 +197,7 @@ def plan_export(target: Target, opts: ExportOptions, given: str = "", *,
     source = Source(_source_url(target.url), str(version), concrete, version.has_write_ids,
                     tuple(sorted(p.strip("/") for p in opts.partitions)), snap.insert_only,
                     target.table.full_name if target.table else None, given,
-                    table_state(read))
+                    table_state(read), top if snap.source == "default" else None)
     columns = _partition_columns(read)
     arrow = rows_schema(read.schema, snap.insert_only)
     ahead = None
@@ -243,6 +246,9 @@ def _plan_iceberg(opts: ExportOptions, ident: tuple[str, ...], source: Source, r
         raise UsageError(f"{name} was exported with Hive {previous.get(P_VERSION)}'s rules; "
                          f"this export uses Hive {source.hive_version}'s (--hive-version)")
     if source.same_as(previous):
+        if source.assumed is not None:  # (the string's table is null: no snapshot was given)
+            kind = "write id" if source.has_write_ids else "transaction"
+            prev_snap = f"every {kind} up to {source.assumed}"
         return _replace(plan, "nothing", f"{name} already holds this snapshot ({prev_snap}) "
                         "of the table, and the table's files it reads are unchanged: nothing "
                         "to do", previous), work
@@ -282,13 +288,14 @@ def table_state(read) -> str:
     return digest.hexdigest()[:32]
 
 
-def _concrete(snap, read) -> str:
+def _concrete(snap, read) -> tuple[str, int | None]:
     """The snapshot as a list naming its high watermark: "everything committed" becomes
-    "everything up to the highest write id (transaction id in Hive 2.3) the table holds"."""
+    "everything up to the highest write id (transaction id in Hive 2.3) the table holds"
+    (that id second)."""
     version = snap.hive_version
     ids = snap.write_ids if version.has_write_ids else snap.txns
     if ids.high_watermark != LONG_MAX:
-        return str(ids)
+        return str(ids), None
     top = 0
     for part in {id(u.reader): u.reader.part for u in read.units}.values():
         for e in part.state.entries:
@@ -296,8 +303,8 @@ def _concrete(snap, read) -> str:
             if p is not None:
                 top = max(top, p.max_write_id if isinstance(p, Delta) else p.write_id)
     if version.has_write_ids:
-        return f"{ids.table or 'null'}:{top}:{LONG_MAX}::"
-    return f"{top}:{LONG_MAX}:"
+        return f"{ids.table or 'null'}:{top}:{LONG_MAX}::", top
+    return f"{top}:{LONG_MAX}:", top
 
 
 def _partition_columns(read) -> list[str]:
