@@ -70,6 +70,7 @@ bench: install
 	$(BIN)/python benchmarks/bench_spark_source.py
 	$(BIN)/python benchmarks/bench_spark_start.py
 	$(BIN)/python benchmarks/bench_spark_small_files.py
+	$(BIN)/python benchmarks/bench_spark_first_read.py
 	$(BIN)/python benchmarks/bench_report.py
 	$(BIN)/python benchmarks/bench_export.py
 

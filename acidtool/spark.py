@@ -146,7 +146,14 @@ def read_table_and_why(spark, path: str, write_ids: str | None = None,
     for key, value in options.items():
         reader = reader.option(key, value)
     with acidtool_errors():  # planned in Spark's Python worker: its errors said as ours
-        return reader.load(path), why
+        frame = reader.load(path)
+    _SOURCE_READ.add(spark.sparkContext.applicationId)
+    return frame, why
+
+
+# The Spark applications in which this process has read through the ``hiveacid`` source: its
+# first read in a session costs seconds more than Spark's own plan's (NativePlan.slower).
+_SOURCE_READ: set[str] = set()
 
 
 class NotNative(UsageError):
@@ -175,7 +182,8 @@ def frame_of(spark, read: ReadPlan, *, forced: bool = False):
     plan = native_plan(read)
     if isinstance(plan, str):
         return plan
-    return session_unfit(spark, plan) or (None if forced else plan.slower()) or \
+    started = spark.sparkContext.applicationId in _SOURCE_READ
+    return session_unfit(spark, plan) or (None if forced else plan.slower(started)) or \
         to_frame(spark, plan)
 
 

@@ -552,8 +552,10 @@ def test_random_histories_read_natively_as_acidtool_does(spark, tmp_path_factory
 def test_the_default_takes_the_source_where_it_reads_sooner(spark, tmp_path, monkeypatch):
     """Spark's broadcast costs more a mask of deleted row ids than the source's merge costs a
     row: past DELETES_PAST masks a row (and past PARTITIONS_PAST partitions, each a scan to
-    plan) the default is the source; native=True still builds Spark's plan; read --spark
-    says which read it."""
+    plan) the default is the source, once it has read in the session (its first read costs
+    seconds more: until then, only where it saves more than that); native=True still builds
+    Spark's plan; read --spark says which read it."""
+    import acidtool.spark
     from acidtool.hiveacid import native
     from acidtool.spark import read_table_and_why
 
@@ -566,6 +568,17 @@ def test_the_default_takes_the_source_where_it_reads_sooner(spark, tmp_path, mon
             2, [(1, 536870912, i) for i in range(3)]))})
     df, why = read_table_and_why(spark, str(few))
     assert why is None and "FileScan orc" in _plan(df) and df.count() == 99
+    # a session in which the source has not read yet: Spark's plan, the source's saving being
+    # far under its first read's cost, unless that cost is taken as less than the saving
+    monkeypatch.setattr(acidtool.spark, "_SOURCE_READ", set())
+    df, why = read_table_and_why(spark, str(many))
+    assert why is None and "FileScan orc" in _plan(df) and df.count() == 2
+    with monkeypatch.context() as cheap:
+        cheap.setattr(native, "SOURCE_FIRST_READ_S", -1.0)
+        why = read_table_and_why(spark, str(many))[1]
+        assert why is not None and why.endswith(
+            "by more than the source's first read in a session costs"), why
+    assert read_table(spark, str(many), native=False).count() == 2  # the source has read now
     df, why = read_table_and_why(spark, str(many))
     assert why is not None and "up to 1 mask of 64 row ids for 5 rows" in why
     assert "FileScan orc" not in _plan(df) and df.count() == 2
@@ -813,3 +826,26 @@ def test_the_file_rule_of_the_default(files, rows, why):
     part = Part((), (scan,), ("d0",), ("id",), rows=rows)
     got = NativePlan(pa.schema([("id", pa.int32())]), (part,), IdList(), (), rows=rows).slower()
     assert (got is None) if why is None else (got is not None and why in got), got
+
+
+@pytest.mark.parametrize("files, masks, rows, why", [
+    (501, 0, 501, None),  # 7 ms a file: 3.5 s saved, under the first read's 6 s
+    (1000, 0, 5000, "1,000 files of 5 rows on average"),  # 7 s saved
+    (2, 3, 6, None),  # past a mask in ten rows, but microseconds saved
+    (2, 6_000_000, 20_000_000, None),  # 7.2 - 2.2 = 5 s saved: under 6 s
+    (2, 8_000_000, 20_000_000, "up to 8,000,000 masks")])  # 9.6 - 2.2 = 7.4 s saved
+def test_the_rules_of_the_default_before_the_source_has_read(files, masks, rows, why):
+    """In a session where the source has not read yet, its first read costs about 6 s more
+    than Spark's plan's (SOURCE_FIRST_READ_S): the file and mask rules take it only where
+    they save more than that."""
+    from acidtool.core.snapshot import IdList
+    from acidtool.hiveacid.native import NativePlan, Part, Scan
+
+    scan = Scan(tuple(f"f{i}" for i in range(files - 1)), ("id",), (pa.int32(),))
+    part = Part((), (scan,), ("d0",), ("id",), rows=rows)
+    plan = NativePlan(pa.schema([("id", pa.int32())]), (part,), IdList(), (), rows=rows,
+                      delete_masks=masks)
+    got = plan.slower(source_started=False)
+    assert (got is None) if why is None else (got is not None and why in got and got.endswith(
+        "by more than the source's first read in a session costs")), got
+    assert plan.slower(source_started=True) is not None  # once it has read, past either rule

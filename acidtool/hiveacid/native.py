@@ -132,6 +132,16 @@ JOINED_PAST = 100
 # session's first read 10.6 s against 14.9 s: up to here Spark's plan stays the default.
 FILES_PAST = 500
 FILE_ROWS_UNDER = 100_000
+# The source's first read in a Spark session costs about this many seconds more than Spark's
+# own plan's first read (Spark's lookup of the source, its Python workers' start and imports).
+# Measured (benchmarks/bench_spark_first_read.py), local[2], a table of 6 rows and 3 deletes
+# as a new session's first read: Spark's plan 6.1-6.8 s, the source 13.6-14.5 s (read again,
+# 1.1-1.2 s and 0.3 s). Until the source has read in the session, the two rules above take it
+# only where it saves more than this: about 7 ms a file (FILES_PAST), 1.2 us a mask less
+# 0.11 us a row (DELETES_PAST).
+SOURCE_FIRST_READ_S = 6.0
+FILE_SAVES_S = 0.007
+MASK_SAVES_S, ROW_COSTS_S = 1.2e-6, 0.11e-6
 # (Before a table of many partitions was one join, ``joined``, each partition with deletes was a
 # join of its own, and Spark's adaptive execution re-planned the whole plan as each join's
 # broadcast was done: 20 partitions of a few rows took 2.8-3.4 s, 50 took 40-60 s, and past 8
@@ -164,24 +174,31 @@ class NativePlan:
         return len(self.parts) > 1 and not any(p.legacy for p in self.parts) and \
             len({(p.plain, p.row_names) for p in self.parts}) == 1
 
-    def slower(self) -> str | None:
-        """Why the ``hiveacid`` source would read this sooner (None: it would not)."""
+    def slower(self, source_started: bool = True) -> str | None:
+        """Why the ``hiveacid`` source would read this sooner (None: it would not);
+        ``source_started``: whether it has read in the session already (its first read costs
+        SOURCE_FIRST_READ_S more)."""
+        floor = 0.0 if source_started else SOURCE_FIRST_READ_S
+        first = "" if source_started else \
+            ", by more than the source's first read in a session costs"
         if len(self.parts) > PARTITIONS_PAST:
             return (f"{len(self.parts)} partitions, past {PARTITIONS_PAST} (the driver builds "
                     "Spark's plan partition by partition)")
         if self.joined and len(self.parts) > JOINED_PAST and any(p.deletes for p in self.parts):
             return (f"{len(self.parts)} partitions with deletes, past {JOINED_PAST}: Spark's "
                     "optimizer takes longer over their one join than the source's tasks take")
-        if self.files > FILES_PAST and self.rows < FILE_ROWS_UNDER * self.files:
+        if self.files > FILES_PAST and self.rows < FILE_ROWS_UNDER * self.files and \
+                FILE_SAVES_S * self.files > floor:
             each = self.rows // self.files
             return (f"{self.files:,} files of {each:,} row{'' if each == 1 else 's'} on "
                     f"average, past {FILES_PAST} files: Spark opens a file slower than the "
-                    "source")
-        if self.delete_masks > DELETES_PAST * max(self.rows, 1):
+                    f"source{first}")
+        saved = MASK_SAVES_S * self.delete_masks - ROW_COSTS_S * self.rows
+        if self.delete_masks > DELETES_PAST * max(self.rows, 1) and saved > floor:
             masks = f"{self.delete_masks:,} mask" + ("s" if self.delete_masks > 1 else "")
             return (f"its deletes make up to {masks} of 64 row ids for {self.rows:,} rows: "
                     f"past {DELETES_PAST:.0%}, the source's per-bucket merge is faster than "
-                    "Spark's join")
+                    f"Spark's join{first}")
         return None
 
 
