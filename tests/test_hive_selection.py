@@ -70,7 +70,14 @@ def ours(state) -> dict:
 
 
 def theirs(judge, table: Path, write_ids, txns, **options) -> dict:
+    """Hive's answer; an error is asked for twice. Once in the suite's runs (a clean clone,
+    CI), the judge's first answer to a layout on which Hive fails with a
+    StringIndexOutOfBoundsException, every time since, was an exception of another kind;
+    getAcidState answers alike each time it is asked (its listing sorted), so an exception
+    that a second call does not repeat is the JVM's under load, not Hive's answer."""
     got = judge.acid_state(table, write_ids, txns, **options)
+    if "error" in got:
+        got = judge.acid_state(table, write_ids, txns, **options)  # the second answer taken
     return {"error": hive_error_kind(got["error"])} if "error" in got else normalised(got)
 
 
