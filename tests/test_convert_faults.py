@@ -282,6 +282,35 @@ def test_an_interruption_right_after_the_commit_rename_rolls_it_back(tmp_path, m
     assert _ids(table) == sorted(OLD + list(range(FIRST, FIRST + SOURCES * ROWS)))
 
 
+@pytest.mark.parametrize("signal_number", [signal.SIGINT, signal.SIGTERM])
+def test_an_interruption_after_the_commit_says_what_is_committed(tmp_path, monkeypatch,
+                                                                 signal_number):
+    """A signal once the run has ended (its delta renamed in, its journal closed), while the
+    result is being said: the line names the committed delta's table and the undo, not a bare
+    'interrupted' a user would take for nothing written (seen with SIGINT at random moments)."""
+    import acidtool.cli.results as R
+
+    real = R.output_for
+
+    def output_for(fmt):  # the signal, to this process, as its result is about to be said
+        os.kill(os.getpid(), signal_number)
+        time.sleep(5)  # (its handler raises here)
+        raise AssertionError("no signal")
+
+    monkeypatch.setattr(R, "output_for", output_for)
+    monkeypatch.setenv("ACIDTOOL_STATE_DIR", str(tmp_path / "state"))
+    table = _table(tmp_path / "t")
+    result = run("convert", *_sources(tmp_path / "land"), "--table", table, "--write-id", "auto",
+                 "--schema", SCHEMA)
+    assert result.code == 128 + signal_number, result.err
+    (journal,) = (tmp_path / "state" / "journals").glob("convert-*.jsonl")
+    assert result.err == (f"acidtool: interrupted after the commit: {table} is committed "
+                          f"(journal {journal}; `acidtool undo {journal}` takes it back)\n")
+    assert _ids(table) == sorted(OLD + list(range(FIRST, FIRST + SOURCES * ROWS)))
+    monkeypatch.setattr(R, "output_for", real)
+    assert run("undo", journal).code == 0 and _ids(table) == sorted(OLD)
+
+
 def test_write_ids_are_java_longs(tmp_path):
     src = _sources(tmp_path / "land")[:1]
     table = _table(tmp_path / "t")

@@ -16,6 +16,7 @@ import sys
 import typer
 
 from ..core.errors import (
+    COMMITTED,
     INTERRUPTED,
     SHIELD,
     TERMINATED,
@@ -24,6 +25,7 @@ from ..core.errors import (
     Terminated,
 )
 from .app import app, decode_app, note, silence_stdout
+from .output import display
 
 # Each module registers its commands; --help lists them in this order.
 for _module in ("inspect", "check", "plan", "compact", "upgrade", "report", "rows", "write", "repair",
@@ -51,6 +53,7 @@ def main(argv: list[str] | None = None) -> None:
         previous = previous_int = None
     hook, sys.unraisablehook = sys.unraisablehook, _unraisable(sys.unraisablehook)
     _FINISHED.clear()
+    COMMITTED.clear()  # (a library call's, before this command)
     try:
         status = _run(args, traceback)
     finally:
@@ -67,6 +70,7 @@ def main(argv: list[str] | None = None) -> None:
         # process (an AcidTable.delete, say) must not take one for its own
         TERMINATED.clear()
         INTERRUPTED.clear()
+        COMMITTED.clear()
     sys.exit(int(status) if isinstance(status, int) else ExitStatus.OK)
 
 
@@ -75,8 +79,7 @@ def _run(args: list[str], traceback: bool):
     try:
         status = command().main(args=args, prog_name="acidtool", standalone_mode=False)
         if status == ExitStatus.INTERRUPTED:  # typer's answer to KeyboardInterrupt
-            note("interrupted")
-            status = 128 + (signal.SIGTERM if _SIGNALLED else signal.SIGINT)
+            status = _interrupted_status(Terminated() if _SIGNALLED else KeyboardInterrupt())
     except BrokenPipeError:
         # Output went to a pipe that closed (e.g. `| head`): not an error.
         silence_stdout()
@@ -111,8 +114,15 @@ def _run(args: list[str], traceback: bool):
 
 
 def _interrupted_status(exc: BaseException) -> int:
-    """One line, and the status of the signal that stopped the command."""
-    note("interrupted")
+    """One line, and the status of the signal that stopped the command: a writer's run that
+    had ended (its commit made, its journal closed) is named, with the undo that takes it
+    back."""
+    if COMMITTED:
+        table, journal = COMMITTED[-1]
+        note(f"interrupted after the commit: {display(table)} is committed (journal "
+             f"{display(journal)}; `acidtool undo {display(journal)}` takes it back)")
+    else:
+        note("interrupted")
     return 128 + (signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT)
 
 

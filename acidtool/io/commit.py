@@ -32,7 +32,14 @@ import contextlib
 import os
 from typing import Callable, Iterator, Sequence
 
-from ..core.errors import AcidToolError, Interrupted, PathError, Terminated, UsageError
+from ..core.errors import (
+    COMMITTED,
+    AcidToolError,
+    Interrupted,
+    PathError,
+    Terminated,
+    UsageError,
+)
 from ..core.guards import inside
 from .fs import Location, kind_of, move
 from .journal import Journal, JournalWriteError, Step
@@ -67,6 +74,7 @@ class Commit:
                  recover: tuple[Callable[[str, list[dict]], str], str] | None = None,
                  journal: str | None = None) -> None:
         self.lock = TableLock(table_of(table), journal, command)
+        self.table = table
         self.command, self.wait, self.recover = command, wait, recover
         self.journal: Journal | None = None
 
@@ -120,6 +128,8 @@ class Commit:
 
     def end(self, ok: bool = True) -> None:
         self.record(record="end", result="ok" if ok else "failed")
+        if ok and self.journal is not None:
+            COMMITTED.append((self.table.url, str(self.journal.path)))
 
     @contextlib.contextmanager
     def action(self, aid: str, *, interrupted: Callable[[list[str]], str] | None = None,
