@@ -114,15 +114,12 @@ def _run(args: list[str], traceback: bool):
 
 
 def _interrupted_status(exc: BaseException) -> int:
-    """One line, and the status of the signal that stopped the command: a writer's run that
-    had ended (its commit made, its journal closed) is named, with the undo that takes it
-    back."""
-    if COMMITTED:
-        table, journal = COMMITTED[-1]
-        note(f"interrupted after the commit: {display(table)} is committed (journal "
-             f"{display(journal)}; `acidtool undo {display(journal)}` takes it back)")
-    else:
-        note("interrupted")
+    """One line (naming a writer's run that had ended: its commit is made, and its undo), and
+    the status of the signal that stopped the command."""
+    table, journal = COMMITTED[-1] if COMMITTED else ("", "")
+    note(f"interrupted after the commit: {display(table)} is committed (journal "
+         f"{display(journal)}; `acidtool undo {display(journal)}` takes it back)"
+         if table else "interrupted")
     return 128 + (signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT)
 
 
