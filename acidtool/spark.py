@@ -147,13 +147,21 @@ def read_table_and_why(spark, path: str, write_ids: str | None = None,
         reader = reader.option(key, value)
     with acidtool_errors():  # planned in Spark's Python worker: its errors said as ours
         frame = reader.load(path)
-    _SOURCE_READ.add(spark.sparkContext.applicationId)
+    _SOURCE_READ.add(_application(spark))
     return frame, why
 
 
 # The Spark applications in which this process has read through the ``hiveacid`` source: its
 # first read in a session costs seconds more than Spark's own plan's (NativePlan.slower).
-_SOURCE_READ: set[str] = set()
+_SOURCE_READ: set[str | None] = set()
+
+
+def _application(spark) -> str | None:
+    """The session's application id (None where it has no SparkContext: Spark Connect)."""
+    try:
+        return spark.sparkContext.applicationId
+    except Exception:  # noqa: BLE001 - pyspark's own error for Connect sessions
+        return None
 
 
 class NotNative(UsageError):
@@ -182,7 +190,7 @@ def frame_of(spark, read: ReadPlan, *, forced: bool = False):
     plan = native_plan(read)
     if isinstance(plan, str):
         return plan
-    started = spark.sparkContext.applicationId in _SOURCE_READ
+    started = _application(spark) in _SOURCE_READ - {None}
     return session_unfit(spark, plan) or (None if forced else plan.slower(started)) or \
         to_frame(spark, plan)
 

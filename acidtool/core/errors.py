@@ -89,8 +89,8 @@ INTERRUPTED: list[int] = []
 # Non-empty while a writer rolls back or releases its lock (``io.commit.shielded``): the CLI's
 # handlers then record a signal without raising it, and the writer honours it afterwards.
 SHIELD: list[int] = []
-# (table, journal) of each writer's run that ended in this process (io.commit.Commit.end): an
-# interruption after it is not said as if nothing were written
+# (table, journal) of the last writer's run that ended in this process (io.commit.Commit.end):
+# an interruption after it is not said as if nothing were written
 COMMITTED: list[tuple[str, str]] = []
 
 

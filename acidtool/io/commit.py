@@ -129,7 +129,7 @@ class Commit:
     def end(self, ok: bool = True) -> None:
         self.record(record="end", result="ok" if ok else "failed")
         if ok and self.journal is not None:
-            COMMITTED.append((self.table.url, str(self.journal.path)))
+            COMMITTED[:] = [(self.table.url, str(self.journal.path))]  # the last one
 
     @contextlib.contextmanager
     def action(self, aid: str, *, interrupted: Callable[[list[str]], str] | None = None,
