@@ -147,13 +147,15 @@ def read_table_and_why(spark, path: str, write_ids: str | None = None,
         reader = reader.option(key, value)
     with acidtool_errors():  # planned in Spark's Python worker: its errors said as ours
         frame = reader.load(path)
-    _SOURCE_READ.add(_application(spark))
+    app = _application(spark)
+    if app is not None:
+        _SOURCE_READ.add(app)
     return frame, why
 
 
 # The Spark applications in which this process has read through the ``hiveacid`` source: its
 # first read in a session costs seconds more than Spark's own plan's (NativePlan.slower).
-_SOURCE_READ: set[str | None] = set()
+_SOURCE_READ: set[str] = set()
 
 
 def _application(spark) -> str | None:
@@ -190,8 +192,8 @@ def frame_of(spark, read: ReadPlan, *, forced: bool = False):
     plan = native_plan(read)
     if isinstance(plan, str):
         return plan
-    started = _application(spark) in _SOURCE_READ - {None}
-    return session_unfit(spark, plan) or (None if forced else plan.slower(started)) or \
+    return session_unfit(spark, plan) or \
+        (None if forced else plan.slower(_application(spark) in _SOURCE_READ)) or \
         to_frame(spark, plan)
 
 

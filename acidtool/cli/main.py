@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> None:
         previous = previous_int = None
     hook, sys.unraisablehook = sys.unraisablehook, _unraisable(sys.unraisablehook)
     _FINISHED.clear()
-    COMMITTED.clear()  # (a library call's, before this command)
+    COMMITTED.clear()  # (a library call's, or an earlier command's: only main reads it)
     try:
         status = _run(args, traceback)
     finally:
@@ -70,7 +70,6 @@ def main(argv: list[str] | None = None) -> None:
         # process (an AcidTable.delete, say) must not take one for its own
         TERMINATED.clear()
         INTERRUPTED.clear()
-        COMMITTED.clear()
     sys.exit(int(status) if isinstance(status, int) else ExitStatus.OK)
 
 
